@@ -1,0 +1,25 @@
+"""point-query: sysbench-style primary-key point selects on sbtest<N> tables."""
+from ..params import Param, WorkloadSpec
+
+SPEC = WorkloadSpec(
+    name="point-query",
+    title="Point query",
+    description="SELECT c FROM sbtest<N> WHERE id=? with uniform random ids "
+                "(sysbench oltp_point_select).",
+    params=(
+        Param("tables", "int", 1, "Number of sbtest tables; each client picks a table "
+              "at random per query.", min=1, max=1024, group="schema"),
+        Param("table-size", "int", 100_000, "Rows per table.", min=1, max=1_000_000_000,
+              unit="rows", group="schema"),
+        Param("clients", "int", 2, "Concurrent clients, one process each.", min=1, max=1024),
+        Param("duration", "int", 60, "Seconds measured.", min=1, max=30 * 86400, unit="s"),
+        Param("warmup", "int", 0, "Seconds of load before the measured phase (not counted).",
+              min=0, max=86400, unit="s"),
+        Param("rebuild", "bool", False, "Drop and reload the tables even when they match.",
+              group="schema"),
+    ),
+    dialects=("postgres", "mysql"),
+    phases=("prepare", "warmup", "measure"),
+    throughput_unit="QPS",
+    runner="workloads.point_query.transactions:run",
+)
