@@ -1,0 +1,225 @@
+"""The command line: the same runs as the GUI, for automation and tests.
+
+Exit codes: 0 success, 1 the run failed, 2 bad input (nothing was started),
+3 the run finished but its stream had damaged lines, 130 stopped by the user.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+from app.analysis.summary import summarize_run
+from app.store.catalog import Catalog, CatalogError
+from app.store.session import SessionError, SessionFile
+from workloads.params import ParamError
+from workloads.registry import WORKLOADS, UnknownWorkload, get as get_workload
+
+from .remote.errors import RemoteError, UnknownHostKey
+from .remote.runner import RunController, RunRequest
+
+
+def _fail(msg: str, code: int = 2) -> int:
+    print(f"versus: {msg}", file=sys.stderr)
+    return code
+
+
+class _Progress:
+    """One line per second from the live events."""
+
+    def __init__(self, stream, duration: float | None):
+        self.out = stream
+        self.last_progress = 0.0
+        self.phase = ""
+        self.cpu: dict = {}
+
+    def __call__(self, run_id: str, evs: list[dict]) -> None:
+        for e in evs:
+            k = e["kind"]
+            if k == "phase" and e.get("state") == "start":
+                self.phase = e["name"]
+                self._line(f"{e['t']:7.1f}s  phase {e['name']} started")
+            elif k == "progress":
+                now = time.monotonic()
+                if now - self.last_progress >= 1.0 or e["done"] >= e["total"]:
+                    self.last_progress = now
+                    pct = 100.0 * e["done"] / e["total"] if e["total"] else 100.0
+                    self._line(f"{e['t']:7.1f}s  {e['phase']:<8} {e['done']:>12,} / "
+                               f"{e['total']:,} {e.get('unit', '')} ({pct:.0f} %)")
+            elif k == "host":
+                self.cpu = e.get("cpu", {})
+            elif k == "sample":
+                lat = e.get("lat_ms", {}).get("all", {})
+                c = self.cpu
+                p95 = lat.get("p95")
+                p95s = f"{p95:.3f}" if p95 is not None else "-"
+                self._line(f"{e['t']:7.1f}s  {e['phase']:<8} {e['rate']:>12,.0f} {e['unit']}  "
+                           f"p95 {p95s} ms  clients {e.get('clients')}  "
+                           f"cpu usr {c.get('user', 0):.0f}% sys {c.get('system', 0):.0f}% "
+                           f"idle {c.get('idle', 0):.0f}%")
+            elif k == "log":
+                self._line(f"{e['t']:7.1f}s  {e['message']}")
+            elif k == "error":
+                self._line(f"{e['t']:7.1f}s  error: {e['message'].splitlines()[0]}")
+            elif k == "summary":
+                srv = e.get("server") or {}
+                extra = (f"; server {srv['counter']} {srv['delta']:,} "
+                         f"({srv['source']})") if srv else ""
+                self._line(f"{e['t']:7.1f}s  {e['phase']} done: {e['ops_total']:,} ops in "
+                           f"{e['duration_s']:.1f} s = {e['rate']:,.0f} {e['unit']} (client count)"
+                           f"{extra}")
+
+    def _line(self, text: str) -> None:
+        print(text, file=self.out, flush=True)
+
+
+def cmd_run(a) -> int:
+    catalog = Catalog()
+    params: dict = {}
+    for item in a.set or []:
+        key, eq, value = item.partition("=")
+        if not eq:
+            return _fail(f"--set takes KEY=VALUE, not {item!r}")
+        params[key.strip()] = value
+    if a.duration is not None:
+        params["duration"] = a.duration
+    if a.warmup is not None:
+        params["warmup"] = a.warmup
+    req = RunRequest(host=a.host, target=a.target, workload=a.workload, params=params,
+                     session_path=Path(a.out) if a.out else None,
+                     accept_host_key=a.accept_host_key, ssh_key=a.ssh_key)
+    out = sys.stderr if a.json else sys.stdout
+    ctl = RunController(req, catalog, on_events=_Progress(out, a.duration),
+                        on_status=lambda m: print(f"         {m}", file=out, flush=True))
+    stopping = threading.Event()
+
+    def on_sigint(*_):
+        if stopping.is_set():
+            raise KeyboardInterrupt
+        stopping.set()
+        print("         stopping the run (Ctrl-C again to leave it running on the host)",
+              file=out, flush=True)
+        ctl.stop()
+
+    signal.signal(signal.SIGINT, on_sigint)
+    signal.signal(signal.SIGTERM, on_sigint)
+    try:
+        outcome = ctl.run()
+    except UnknownHostKey as exc:
+        return _fail(str(exc))
+    except (UnknownWorkload, ParamError, CatalogError, SessionError, RemoteError) as exc:
+        return _fail(str(exc))
+    except KeyboardInterrupt:
+        return _fail("left the run going on the host", 130)
+    if a.json:
+        with SessionFile(outcome.session_path) as s:
+            print(json.dumps(_run_json(s, s.run(outcome.run_id)), indent=2))
+    print(f"         session saved: {outcome.session_path} (run {outcome.run_id}, "
+          f"{outcome.events} events)", file=out)
+    if outcome.status == "failed":
+        return _fail(f"the run failed: {outcome.reason}", 1)
+    if outcome.status == "stopped":
+        return _fail("the run was stopped before it finished", 130)
+    if outcome.skipped_lines:
+        return _fail(outcome.reason, 3)
+    return 0
+
+
+def _run_json(session: SessionFile, rec) -> dict:
+    evs = session.events(rec.id)
+    summ = summarize_run(evs)
+    return {"id": rec.id, "workload": rec.workload, "target": rec.target, "host": rec.host,
+            "params": rec.params, "created": rec.created, "status": rec.status,
+            "reason": rec.reason, "events": rec.events, "last_seq": rec.last_seq,
+            "server_version": next((e.get("server_version") for e in evs
+                                    if e["kind"] == "setting"), None),
+            "phases": summ["phases"], "errors": summ["errors"]}
+
+
+def cmd_show(a) -> int:
+    try:
+        with SessionFile(a.file) as s:
+            runs = [_run_json(s, r) for r in s.runs()]
+    except SessionError as exc:
+        return _fail(str(exc))
+    if a.json:
+        print(json.dumps({"session": str(a.file), "runs": runs}, indent=2))
+        return 0
+    for r in runs:
+        print(f"run {r['id']}  {r['workload']} on {r['target']} via {r['host']}  "
+              f"[{r['status']}]  {r['events']} events, last seq {r['last_seq']}")
+        if r.get("server_version"):
+            print(f"  server: {r['server_version']}")
+        if r["reason"]:
+            print(f"  {r['reason']}")
+        print(f"  {'phase':<10}{'time s':>8}{'samples':>9}{'throughput':>14}  "
+              f"{'p50 ms':>8}{'p95 ms':>8}{'p99 ms':>8}  {'usr%':>5}{'sys%':>5}{'iow%':>5}"
+              f"{'idle%':>6}")
+        for p in r["phases"]:
+            lat, cpu = p["latency_ms"], p["cpu"]
+            f = lambda v, w=8, d=3: f"{v:>{w}.{d}f}" if v is not None else f"{'-':>{w}}"
+            tp = (f"{p['throughput_mean']:>10,.0f} {p['throughput_unit']}"
+                  if p["throughput_mean"] is not None else f"{'-':>14}")
+            print(f"  {p['name']:<10}{p['duration_s']:>8.1f}{p['samples']:>9}{tp:>14}  "
+                  f"{f(lat['p50'])}{f(lat['p95'])}{f(lat['p99'])}  {f(cpu['user'], 5, 0)}"
+                  f"{f(cpu['system'], 5, 0)}{f(cpu['iowait'], 5, 0)}{f(cpu['idle'], 6, 0)}")
+            if p.get("server"):
+                s = p["server"]
+                print(f"  {'':<10}server {s['counter']}: {s['delta']:,} = {s['rate']:,.0f}/s "
+                      f"({s['source']})")
+    return 0
+
+
+def cmd_workloads(a) -> int:
+    if a.json:
+        print(json.dumps([w.to_json() for w in WORKLOADS.values()], indent=2))
+        return 0
+    for w in WORKLOADS.values():
+        print(f"{w.name}: {w.description}")
+        for p in w.params:
+            rng = ""
+            if p.min is not None or p.max is not None:
+                rng = f" [{p.min if p.min is not None else ''}..{p.max if p.max is not None else ''}]"
+            print(f"  --set {p.name}=<{p.type}>  default {p.default}{rng}  {p.help}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="versus", description="Database benchmarks you can defend.")
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    r = sub.add_parser("run", help="run a workload and save it in a session file")
+    r.add_argument("--host", default="local",
+                   help="local (default), [user@]address[:port], or a saved host's name")
+    r.add_argument("--target", default="embedded-postgres",
+                   help="embedded-postgres (default), a saved target, or a postgresql:// or "
+                        "mysql:// URL (no password: use the keyring or VERSUS_DB_PASSWORD)")
+    r.add_argument("--workload", required=True)
+    r.add_argument("--set", action="append", metavar="KEY=VALUE")
+    r.add_argument("--duration", type=int, metavar="S")
+    r.add_argument("--warmup", type=int, metavar="S")
+    r.add_argument("--out", metavar="FILE", help="session file (appended to if it exists)")
+    r.add_argument("--ssh-key", metavar="FILE")
+    r.add_argument("--accept-host-key", metavar="SHA256:...")
+    r.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+    r.set_defaults(func=cmd_run)
+    s = sub.add_parser("show", help="summary per run and phase of a session file")
+    s.add_argument("file")
+    s.add_argument("--json", action="store_true")
+    s.set_defaults(func=cmd_show)
+    w = sub.add_parser("workloads", help="workloads and their parameters")
+    w.add_argument("--json", action="store_true")
+    w.set_defaults(func=cmd_workloads)
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = build_parser().parse_args(argv)
+    return a.func(a)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
