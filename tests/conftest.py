@@ -1,0 +1,5 @@
+import os
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
+pytest_plugins = ["tests.sshd", "tests.dbs"]

@@ -1,0 +1,59 @@
+import json
+
+import pytest
+
+from workloads import events as E
+
+
+def test_buckets_are_ordered_and_tight():
+    values = sorted(set(range(0, 5000)) | {10**k + d for k in range(4, 11) for d in (-1, 0, 1)})
+    prev = -1
+    for us in values:
+        b = E.bucket_of(us)
+        assert b >= prev
+        assert E.bucket_low(b) <= us < E.bucket_low(b + 1)
+        if us >= E.SUB:     # relative width stays within the declared resolution
+            assert (E.bucket_low(b + 1) - E.bucket_low(b)) / us <= 2.0 / E.SUB
+        prev = b
+
+
+def test_percentiles_of_a_known_distribution():
+    hist: dict[int, int] = {}
+    for us in range(1, 1001):           # 1 µs .. 1000 µs, one each
+        b = E.bucket_of(us)
+        hist[b] = hist.get(b, 0) + 1
+    p = E.percentiles(hist)
+    assert p["p50"] == pytest.approx(0.5, rel=0.04)
+    assert p["p95"] == pytest.approx(0.95, rel=0.04)
+    assert p["p99"] == pytest.approx(0.99, rel=0.04)
+    assert p["max"] >= 1.0
+
+
+def test_empty_histogram_has_no_percentiles():
+    assert E.percentiles({}) == {"p50": None, "p95": None, "p99": None, "max": None}
+
+
+def test_merge_is_exact():
+    a, b = [[3, 2], [70, 1]], [[3, 1], [80, 4]]
+    assert E.merge_sparse({}, a + b) == {3: 3, 70: 1, 80: 4}
+
+
+def test_decode_refuses_garbage_and_newer_versions_with_sentences():
+    with pytest.raises(E.EventFormatError, match="not a JSON event line"):
+        E.decode(b"Traceback (most recent call last):")
+    with pytest.raises(E.EventFormatError, match="update Versus"):
+        E.decode(json.dumps({"v": E.FORMAT_VERSION + 1, "seq": 1, "t": 0, "kind": "x"}))
+    with pytest.raises(E.EventFormatError, match="seq"):
+        E.decode(json.dumps({"v": 1, "t": 0, "kind": "log"}))
+
+
+def test_decode_tolerates_unknown_fields():
+    ev = E.decode(json.dumps({"v": 1, "seq": 1, "t": 0.5, "kind": "log", "future": [1]}))
+    assert ev["future"] == [1]
+
+
+def test_line_splitter_keeps_partial_lines():
+    s = E.LineSplitter()
+    assert s.feed(b'{"a":1}\n{"b"') == [b'{"a":1}']
+    assert s.pending == b'{"b"'
+    assert s.feed(b':2}\n') == [b'{"b":2}']
