@@ -318,10 +318,11 @@ class Agent:
             finally:
                 t_end = self.em.now()
                 stop.value = 1
+                self._reap(procs)
+                # after the reap, so queries finishing after the stop are in a sample too
                 with self._lock:
                     self._emit_sample_locked()
                     self._phase = None
-                self._reap(procs)
                 self._drain_errors(errq)
             server_after = self._settle_counters(server_before)
             own_polls = (self._counters.polls - polls_before) if self._counters else 0

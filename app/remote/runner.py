@@ -192,11 +192,17 @@ class RunController:
             raise TargetError(f"workload {spec.name} does not support {target.engine}")
         session_path = Path(req.session_path) if req.session_path else \
             paths.sessions_dir() / f"{time.strftime('%Y-%m-%d_%H%M%S')}-{spec.name}.versus"
-        session = SessionFile(session_path, readonly=False)   # refuses corrupt files first
+        if session_path.exists():
+            SessionFile(session_path).close()        # refuses a damaged file before acting
+        self.on_status(f"connecting to {host.title}")
+        t = open_transport(host, req.accept_host_key, key_file=req.ssh_key)
+        self._transport = t
         try:
-            self.on_status(f"connecting to {host.title}")
-            t = open_transport(host, req.accept_host_key, key_file=req.ssh_key)
-            self._transport = t
+            session = SessionFile(session_path, readonly=False)
+        except BaseException:
+            t.close()
+            raise
+        try:
             if target.is_embedded:
                 self.on_status("starting the embedded PostgreSQL")
                 target = _embedded_target(host)
