@@ -185,9 +185,12 @@ def cmd_follow(rundir: str, from_seq: int, poll: float = 0.1) -> int:
                     continue
                 try:
                     ev = json.loads(line)
+                    seq = ev.get("seq", 0) if isinstance(ev, dict) else 0
                 except ValueError:
-                    continue
-                if ev.get("seq", 0) >= from_seq:
+                    ev, seq = {}, from_seq      # not an event: pass it on, the app reports it
+                if not isinstance(ev, dict):
+                    ev = {}
+                if seq >= from_seq:
                     out.write(line + b"\n")
                 if ev.get("kind") == "end":
                     out.flush()
