@@ -37,10 +37,57 @@ class AgentControl:
 
     def __init__(self, transport: Transport, python: str = "python3"):
         self.t = transport
-        self.python = python
         self.root = posixpath.join(transport.home(), ".versus")
         self.agent_dir = posixpath.join(self.root, "agent", agent_digest())
         self.runs_root = posixpath.join(self.root, "runs")
+        self.venv_python = posixpath.join(self.root, "venv", "bin", "python")
+        # a host prepared by Versus runs the agent in its own virtual environment
+        if python == "python3" and transport.exists(self.venv_python):
+            python = self.venv_python
+        self.python = python
+
+    DRIVERS = {"psycopg": "psycopg[binary]>=3.2", "MySQLdb": "mysqlclient>=2.2",
+               "pymysql": "PyMySQL>=1.1"}
+
+    def missing_drivers(self) -> list[str]:
+        """Database driver modules the host's Python lacks (mysqlclient or PyMySQL suffices)."""
+        code = ("import importlib.util as u, json; print(json.dumps({m: bool(u.find_spec(m)) "
+                "for m in ('psycopg', 'MySQLdb', 'pymysql')}))")
+        c = self.t.run([self.python, "-c", code], check=False, timeout=30)
+        try:
+            have = json.loads(c.stdout)
+        except ValueError:
+            return ["python3"]
+        missing = [] if have.get("psycopg") else ["psycopg"]
+        if not (have.get("MySQLdb") or have.get("pymysql")):
+            missing.append("pymysql")
+        return missing
+
+    def prepare(self, log=lambda line: None) -> str:
+        """Create a virtual environment in the agent's folder with the database drivers from
+        the package index (only when the user asked for it). Returns its Python."""
+        self.t.mkdir_p(self.root, 0o700)
+        venv = posixpath.dirname(posixpath.dirname(self.venv_python))
+        log(f"creating a virtual environment in {venv}")
+        c = self.t.run([self.python, "-m", "venv", venv], check=False, timeout=300)
+        if c.rc != 0:
+            raise RemoteError("could not create a virtual environment on the host ("
+                              + c.stderr.decode("utf-8", "replace").strip()[-200:]
+                              + "); install python3-venv there, or install python3-psycopg "
+                              "and python3-pymysql from the distribution")
+        pip = [self.venv_python, "-m", "pip", "install", "-q", "--disable-pip-version-check"]
+        log("installing psycopg and PyMySQL")
+        c = self.t.run(pip + [self.DRIVERS["psycopg"], self.DRIVERS["pymysql"]], check=False,
+                       timeout=900)
+        if c.rc != 0:
+            raise RemoteError("pip could not install the drivers on the host: "
+                              + c.stderr.decode("utf-8", "replace").strip()[-300:])
+        log("trying mysqlclient (faster; needs a compiler and MySQL client headers)")
+        c = self.t.run(pip + [self.DRIVERS["MySQLdb"]], check=False, timeout=900)
+        if c.rc != 0:
+            log("mysqlclient could not be built there; PyMySQL will be used")
+        self.python = self.venv_python
+        return self.venv_python
 
     def deploy(self) -> bool:
         """Upload the agent unless this exact version is already there; True if uploaded."""

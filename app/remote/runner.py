@@ -198,34 +198,42 @@ class RunController:
         t = open_transport(host, req.accept_host_key, key_file=req.ssh_key)
         self._transport = t
         try:
-            session = SessionFile(session_path, readonly=False)
-        except BaseException:
-            t.close()
-            raise
-        try:
             if target.is_embedded:
                 self.on_status("starting the embedded PostgreSQL")
                 target = _embedded_target(host)
             ctl = AgentControl(t, _agent_python(host))
             ctl.check_python()
+            needed = "psycopg" if target.engine == "postgres" else "pymysql"
+            if needed in ctl.missing_drivers():
+                raise TargetError(
+                    f"the host's Python ({ctl.python}) has no {target.engine} driver; prepare "
+                    f"the host ('versus host prepare {req.host}' or Prepare in the Hosts "
+                    f"list) or install it there (Debian: python3-psycopg, python3-pymysql)")
             if ctl.deploy():
                 self.on_status("uploaded the agent to the host")
             run_id = new_run_id()
             with self._lock:
                 self._ctl, self.run_id = ctl, run_id
-            session.add_run(run_id, spec.name, req.target or EMBEDDED_TARGET,
-                            req.host or LOCAL_HOST, params,
-                            info={"target_spec": target.spec(), "host": host.to_dict(),
-                                  "throughput_unit": spec.throughput_unit})
-            agent_spec = {"run_id": run_id, "workload": spec.name, "params": params,
-                          "target": target.spec()}
-            pid = ctl.start(run_id, agent_spec, target_password(target))
-            self.on_status(f"run {run_id} started on {host.title} (agent pid {pid})")
-            if self._stop.is_set():
-                self._send_stop()
-            return self._follow(session, session_path, host, run_id)
+            session = SessionFile(session_path, readonly=False)
+            try:
+                session.add_run(run_id, spec.name, req.target or EMBEDDED_TARGET,
+                                req.host or LOCAL_HOST, params,
+                                info={"target_spec": target.spec(), "host": host.to_dict(),
+                                      "throughput_unit": spec.throughput_unit})
+                agent_spec = {"run_id": run_id, "workload": spec.name, "params": params,
+                              "target": target.spec()}
+                try:
+                    pid = ctl.start(run_id, agent_spec, target_password(target))
+                except (RemoteError, OSError) as exc:
+                    session.finish_run(run_id, "failed", str(exc))
+                    raise
+                self.on_status(f"run {run_id} started on {host.title} (agent pid {pid})")
+                if self._stop.is_set():
+                    self._send_stop()
+                return self._follow(session, session_path, host, run_id)
+            finally:
+                session.close()
         finally:
-            session.close()
             if self._transport is not None:
                 self._transport.close()
 
