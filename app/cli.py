@@ -188,6 +188,86 @@ def cmd_workloads(a) -> int:
     return 0
 
 
+def cmd_host(a) -> int:
+    from app.model.config import HostConfig
+    from .remote.facts import format_facts, gather_facts
+    from .remote.hosts import open_transport, resolve_host
+    from .remote.runner import agent_python
+    catalog = Catalog()
+    try:
+        if a.action == "list":
+            for h in catalog.hosts():
+                print(f"{h.name:<20} {h.title}  auth={h.auth} python={h.python}")
+            return 0
+        if a.action == "add":
+            auth = "key" if a.key else "password" if a.password_stdin else "agent"
+            catalog.save_host(HostConfig(name=a.name, address=a.address, port=a.port,
+                                         user=a.user or "", auth=auth, key_file=a.key or "",
+                                         python=a.python))
+            if a.password_stdin:
+                from .remote.secrets import set_secret
+                set_secret("host", a.name, sys.stdin.readline().rstrip("\n"))
+            print(f"saved host {a.name}")
+            return 0
+        host = resolve_host(a.name, catalog)
+        t = open_transport(host, a.accept_host_key)
+        try:
+            from .remote.agentctl import AgentControl
+            if a.action == "facts":
+                facts = gather_facts(t, python=AgentControl(t, agent_python(host)).python)
+                if a.json:
+                    print(json.dumps(facts, indent=2))
+                else:
+                    for k, v in format_facts(facts):
+                        print(f"{k:<24} {v}")
+                return 0
+            ctl = AgentControl(t, agent_python(host))
+            missing = ctl.missing_drivers()
+            if not missing:
+                print(f"{host.title} is ready: {ctl.python} has the database drivers")
+                return 0
+            if not a.yes:
+                return _fail(f"{host.title} lacks {', '.join(missing)}; run again with --yes to "
+                             f"create a virtual environment in ~/.versus/venv on the host and "
+                             f"install the drivers from the package index")
+            py = ctl.prepare(log=lambda m: print(f"  {m}", flush=True))
+            print(f"{host.title} is ready: the agent will use {py}")
+            return 0
+        finally:
+            t.close()
+    except (CatalogError, RemoteError) as exc:
+        return _fail(str(exc))
+
+
+def cmd_target(a) -> int:
+    from .remote.runner import check_target, resolve_target
+    catalog = Catalog()
+    try:
+        if a.action == "list":
+            for t in catalog.targets():
+                print(f"{t.name:<20} {t.title} on host {t.host}")
+            return 0
+        if a.action == "add":
+            t = resolve_target(a.url, catalog)
+            t.name, t.host = a.name, a.host
+            catalog.save_target(t)
+            if a.password_stdin:
+                from .remote.secrets import set_secret
+                set_secret("target", a.name, sys.stdin.readline().rstrip("\n"))
+            print(f"saved target {a.name}")
+            return 0
+        host = a.host or (catalog.target(a.name).host if catalog.target(a.name) else "local")
+        print(check_target(catalog, host, a.name, a.accept_host_key))
+        return 0
+    except (CatalogError, RemoteError) as exc:
+        return _fail(str(exc))
+    except Exception as exc:
+        from .remote.secrets import KeyringUnavailable
+        if isinstance(exc, KeyringUnavailable):
+            return _fail(str(exc))
+        raise
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="versus", description="Database benchmarks you can defend.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -210,6 +290,34 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("file")
     s.add_argument("--json", action="store_true")
     s.set_defaults(func=cmd_show)
+    h = sub.add_parser("host", help="saved hosts: list, add, facts, prepare")
+    hs = h.add_subparsers(dest="action", required=True)
+    hs.add_parser("list")
+    ha = hs.add_parser("add")
+    ha.add_argument("name"); ha.add_argument("--address", required=True)
+    ha.add_argument("--port", type=int, default=22); ha.add_argument("--user")
+    ha.add_argument("--key", metavar="FILE"); ha.add_argument("--python", default="python3")
+    ha.add_argument("--password-stdin", action="store_true",
+                    help="read the SSH password from standard input into the keyring")
+    for name in ("facts", "prepare"):
+        hp = hs.add_parser(name)
+        hp.add_argument("name", help="a saved host, local, or [user@]address[:port]")
+        hp.add_argument("--accept-host-key", metavar="SHA256:...")
+        hp.add_argument("--json", action="store_true")
+        hp.add_argument("--yes", action="store_true", help="consent to installing drivers")
+    h.set_defaults(func=cmd_host)
+    tg = sub.add_parser("target", help="saved targets: list, add, check")
+    ts = tg.add_subparsers(dest="action", required=True)
+    ts.add_parser("list")
+    ta = ts.add_parser("add")
+    ta.add_argument("name"); ta.add_argument("--url", required=True)
+    ta.add_argument("--host", default="local")
+    ta.add_argument("--password-stdin", action="store_true",
+                    help="read the database password from standard input into the keyring")
+    tc = ts.add_parser("check")
+    tc.add_argument("name"); tc.add_argument("--host")
+    tc.add_argument("--accept-host-key", metavar="SHA256:...")
+    tg.set_defaults(func=cmd_target)
     w = sub.add_parser("workloads", help="workloads and their parameters")
     w.add_argument("--json", action="store_true")
     w.set_defaults(func=cmd_workloads)

@@ -111,7 +111,7 @@ def _embedded_target(host: HostConfig) -> TargetConfig:
                         database=u.path.lstrip("/") or "versus")
 
 
-def _agent_python(host: HostConfig) -> str:
+def agent_python(host: HostConfig) -> str:
     import sys
     return sys.executable if host.is_local else (host.python or "python3")
 
@@ -125,7 +125,7 @@ def check_target(catalog, host_name: str, target_name: str,
         target = _embedded_target(host)
     t = open_transport(host, accept_fingerprint)
     try:
-        ctl = AgentControl(t, _agent_python(host))
+        ctl = AgentControl(t, agent_python(host))
         ctl.deploy()
         return ctl.check_target(target.spec(), target_password(target))
     finally:
@@ -201,7 +201,7 @@ class RunController:
             if target.is_embedded:
                 self.on_status("starting the embedded PostgreSQL")
                 target = _embedded_target(host)
-            ctl = AgentControl(t, _agent_python(host))
+            ctl = AgentControl(t, agent_python(host))
             ctl.check_python()
             needed = "psycopg" if target.engine == "postgres" else "pymysql"
             if needed in ctl.missing_drivers():
