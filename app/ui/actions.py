@@ -1,0 +1,87 @@
+"""Every action declared once (id, text, shortcut, icon); menus and toolbars come from here."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6.QtGui import QAction, QKeySequence
+from PySide6.QtWidgets import QMenuBar, QStyle, QToolBar, QWidget
+
+
+@dataclass(frozen=True)
+class ActionSpec:
+    id: str
+    text: str
+    shortcut: str = ""
+    icon: str = ""          # a QStyle standard pixmap name
+    tip: str = ""
+    menu: str = ""          # menu title; "" = no menu
+    toolbar: bool = False
+
+
+ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("open_session", "&Open Session…", "Ctrl+O", "SP_DialogOpenButton",
+               "Open a saved session file", "&File", True),
+    ActionSpec("refresh_sessions", "Refresh Sessions", "F5", "SP_BrowserReload",
+               "Re-read the sessions folder", "&File"),
+    ActionSpec("quit", "&Quit", "Ctrl+Q", "", "Quit Versus", "&File"),
+    ActionSpec("run", "&Run", "Ctrl+R", "SP_MediaPlay",
+               "Run the workload on the selected host and target", "&Run", True),
+    ActionSpec("stop", "&Stop", "Ctrl+.", "SP_MediaStop",
+               "Stop the run cleanly (the summary is still written)", "&Run", True),
+    ActionSpec("add_host", "Add &Host…", "", "SP_ComputerIcon",
+               "Add a machine reached over SSH", "&Hosts", True),
+    ActionSpec("edit_host", "Edit Host…", "", "", "Edit the selected host", "&Hosts"),
+    ActionSpec("remove_host", "Remove Host", "", "", "Remove the selected host", "&Hosts"),
+    ActionSpec("add_target", "Add &Target…", "", "SP_DriveNetIcon",
+               "Add a database server to test", "&Hosts", True),
+    ActionSpec("edit_target", "Edit Target…", "", "", "Edit the selected target", "&Hosts"),
+    ActionSpec("remove_target", "Remove Target", "", "", "Remove the selected target",
+               "&Hosts"),
+    ActionSpec("about", "&About Versus", "", "", "", "&Help"),
+)
+
+SEPARATE_BEFORE = {"quit", "add_target"}        # menu separators, by action id
+
+
+def build_actions(parent: QWidget) -> dict[str, QAction]:
+    style = parent.style()
+    actions: dict[str, QAction] = {}
+    for spec in ACTIONS:
+        act = QAction(spec.text, parent)
+        act.setObjectName(f"action_{spec.id}")
+        if spec.shortcut:
+            act.setShortcut(QKeySequence(spec.shortcut))
+        if spec.icon:
+            act.setIcon(style.standardIcon(getattr(QStyle.StandardPixmap, spec.icon)))
+        tip = spec.tip or spec.text.replace("&", "").rstrip("…")
+        if spec.shortcut:
+            tip += f" ({QKeySequence(spec.shortcut).toString(QKeySequence.SequenceFormat.NativeText)})"
+        act.setToolTip(tip)
+        act.setStatusTip(spec.tip)
+        actions[spec.id] = act
+    return actions
+
+
+def build_menus(menubar: QMenuBar, actions: dict[str, QAction]) -> None:
+    menus = {}
+    for spec in ACTIONS:
+        if not spec.menu:
+            continue
+        menu = menus.get(spec.menu)
+        if menu is None:
+            menu = menus[spec.menu] = menubar.addMenu(spec.menu)
+        if spec.id in SEPARATE_BEFORE and not menu.isEmpty():
+            menu.addSeparator()
+        menu.addAction(actions[spec.id])
+
+
+def build_toolbar(toolbar: QToolBar, actions: dict[str, QAction]) -> None:
+    last_menu = None
+    for spec in ACTIONS:
+        if not spec.toolbar:
+            continue
+        if last_menu is not None and spec.menu != last_menu:
+            toolbar.addSeparator()
+        toolbar.addAction(actions[spec.id])
+        last_menu = spec.menu
+

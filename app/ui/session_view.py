@@ -1,0 +1,187 @@
+"""Saved runs: read session files off the GUI thread, show one run's charts and summary."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSplitter,
+                               QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
+
+from app.model.series import SeriesStore
+
+from .charts import DashboardWidget
+
+
+# --- worker-side functions (no widgets) ------------------------------------------------------
+@dataclass
+class RunEntry:
+    id: str
+    label: str
+    tooltip: str
+
+
+@dataclass
+class SessionEntry:
+    path: Path
+    title: str
+    runs: list[RunEntry] = field(default_factory=list)
+    error: str | None = None
+
+
+@dataclass
+class LoadedRun:
+    path: Path
+    record: Any               # app.store.session.RunRecord
+    store: SeriesStore
+    summary: dict
+    events_count: int
+
+
+def _when(epoch: float | None) -> str:
+    if not epoch:
+        return "?"
+    return datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M")
+
+
+def read_sessions(folder: Path, extra: list[Path] | None = None) -> list[SessionEntry]:
+    """Every session file (newest first) with its runs. Runs in a worker thread."""
+    from app.store.paths import list_sessions
+    from app.store.session import SessionFile
+
+    paths = list(extra or []) + [p for p in list_sessions(folder) if p not in (extra or [])]
+    out: list[SessionEntry] = []
+    for path in paths:
+        entry = SessionEntry(path=path, title=path.stem)
+        try:
+            sf = SessionFile(path, readonly=True)
+            try:
+                runs = sf.runs()
+            finally:
+                sf.close()
+        except Exception as exc:            # noqa: BLE001 - a bad file must not hide the rest
+            entry.error = str(exc) or type(exc).__name__
+            out.append(entry)
+            continue
+        for r in sorted(runs, key=lambda r: r.created or 0, reverse=True):
+            status = r.status or "running"
+            entry.runs.append(RunEntry(
+                id=r.id,
+                label=f"{_when(r.created)[11:]}  {r.workload} → {r.target}  [{status}]",
+                tooltip=(f"run {r.id}\n{r.workload} on {r.host} → {r.target}\n"
+                         f"created {_when(r.created)}, {r.events:,} events, {status}\n"
+                         + ", ".join(f"{k}={v}" for k, v in (r.params or {}).items()))))
+        out.append(entry)
+    return out
+
+
+def load_run(path: Path, run_id: str) -> LoadedRun:
+    """Events of one run into a fresh SeriesStore plus its per-phase summary (worker thread)."""
+    from app.analysis.summary import summarize_run
+    from app.store.session import SessionFile
+
+    sf = SessionFile(path, readonly=True)
+    try:
+        record = next((r for r in sf.runs() if r.id == run_id), None)
+        if record is None:
+            raise LookupError(f"run {run_id} is not in {path.name}")
+        events = sf.events(run_id)
+    finally:
+        sf.close()
+    store = SeriesStore()
+    store.ingest(events)
+    return LoadedRun(path=path, record=record, store=store, summary=summarize_run(events),
+                     events_count=len(events))
+
+
+# --- the widget ------------------------------------------------------------------------------
+SUMMARY_COLUMNS = ("Phase", "Duration", "Samples", "Throughput", "p50 ms", "p95 ms",
+                   "p99 ms", "CPU user %", "CPU sys %", "iowait %", "idle %")
+
+
+def _fmt(x: Any, digits: int = 2) -> str:
+    if x is None:
+        return "–"
+    if isinstance(x, (int, float)):
+        return f"{x:,.0f}" if abs(x) >= 1000 or digits == 0 else f"{x:,.{digits}f}"
+    return str(x)
+
+
+class SessionViewWidget(QWidget):
+    """A saved run: a header, the same three charts as live, and a per-phase summary."""
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        lay = QVBoxLayout(self)
+        lay.setContentsMargins(12, 10, 12, 10)
+        lay.setSpacing(6)
+        self.header = QLabel("Choose a run in the Sessions list to see its charts and summary.")
+        self.header.setObjectName("session_header")
+        self.header.setWordWrap(True)
+        self.header.setTextFormat(Qt.TextFormat.RichText)
+        self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        lay.addWidget(self.header)
+        self.dashboard = DashboardWidget()
+        self.dashboard.setObjectName("session_dashboard")
+        self.table = QTableWidget(0, len(SUMMARY_COLUMNS))
+        self.table.setObjectName("summary_table")
+        self.table.setHorizontalHeaderLabels(SUMMARY_COLUMNS)
+        self.table.verticalHeader().setVisible(False)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setAlternatingRowColors(True)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
+        self.table.horizontalHeader().setSectionResizeMode(
+            0, QHeaderView.ResizeMode.ResizeToContents)
+        split = QSplitter(Qt.Orientation.Vertical)
+        split.addWidget(self.dashboard)
+        split.addWidget(self.table)
+        split.setStretchFactor(0, 4)
+        split.setStretchFactor(1, 1)
+        split.setSizes([600, 160])
+        lay.addWidget(split, 1)
+        self.loaded: LoadedRun | None = None
+
+    def show_loading(self, file_name: str, run_id: str) -> None:
+        self.header.setText(f"<b>Loading run {run_id}</b> from {file_name}…")
+
+    def show_failure(self, sentence: str) -> None:
+        self.header.setText(f'<span style="color:#b00020">{sentence}</span>')
+
+    def show_run(self, loaded: LoadedRun) -> None:
+        self.loaded = loaded
+        r = loaded.record
+        params = ", ".join(f"{k}={v}" for k, v in (r.params or {}).items())
+        self.header.setText(
+            f"<b>{r.workload}</b> on <b>{r.target}</b> &nbsp;·&nbsp; host "
+            f"{'this computer' if r.host == 'local' else r.host} &nbsp;·&nbsp; "
+            f"run {r.id} &nbsp;·&nbsp; {_when(r.created)} &nbsp;·&nbsp; {r.status or 'running'}"
+            f"<br><span style='color:#6a737d'>{params} &nbsp;·&nbsp; "
+            f"{loaded.events_count:,} events in {loaded.path.name}</span>")
+        self.dashboard.set_store(loaded.store)
+        self.dashboard.clear_view()
+        phases = loaded.summary.get("phases") or []
+        self.table.setRowCount(len(phases))
+        for row, ph in enumerate(phases):
+            lat = ph.get("latency_ms") or {}
+            cpu = ph.get("cpu") or {}
+            unit = ph.get("throughput_unit") or ""
+            cells = (ph.get("name"), f"{_fmt(ph.get('duration_s'), 1)} s",
+                     _fmt(ph.get("samples"), 0),
+                     (f"{_fmt(ph.get('throughput_mean'), 1)} {unit}".strip()
+                      if ph.get("throughput_mean") is not None else "–"),
+                     _fmt(lat.get("p50"), 3), _fmt(lat.get("p95"), 3), _fmt(lat.get("p99"), 3),
+                     _fmt(cpu.get("user"), 1), _fmt(cpu.get("system"), 1),
+                     _fmt(cpu.get("iowait"), 1), _fmt(cpu.get("idle"), 1))
+            for col, text in enumerate(cells):
+                item = QTableWidgetItem(str(text))
+                if col:
+                    item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
+                self.table.setItem(row, col, item)
+        # Show every phase row without a scroll bar, up to a sensible height.
+        self.table.resizeRowsToContents()
+        rows = self.table.verticalHeader().length()
+        head = self.table.horizontalHeader().sizeHint().height()
+        self.table.setFixedHeight(min(260, rows + head + 2 * self.table.frameWidth() + 2))
