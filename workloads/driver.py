@@ -180,8 +180,9 @@ class Agent:
             raise StopRun()
 
     @contextmanager
-    def phase(self, name: str):
-        self.em.emit("phase", name=name, state="start")
+    def phase(self, name: str, planned_s: float | None = None):
+        extra = {"planned_s": planned_s} if planned_s is not None else {}
+        self.em.emit("phase", name=name, state="start", **extra)
         t = self.em.now()
         try:
             yield
@@ -282,7 +283,7 @@ class Agent:
         rusage = ctx.RawArray("d", 2 * clients)
         errq = ctx.Queue()
         procs = []
-        with self.phase(name):
+        with self.phase(name, planned_s=seconds):
             for i in range(clients):
                 vu = VU(i, self.target, self.params, arr, ntypes, stop, go, ready, errq, rusage)
                 p = ctx.Process(target=_vu_entry, args=(fn, vu, os.getpid()), daemon=True,

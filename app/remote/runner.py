@@ -116,18 +116,21 @@ def agent_python(host: HostConfig) -> str:
     return sys.executable if host.is_local else (host.python or "python3")
 
 
-def check_target(catalog, host_name: str, target_name: str,
-                 accept_fingerprint: str | None = None) -> str:
-    """Connect from the host to the target and return the server's version string."""
+def check_target(catalog, host_name: str, target_name: "str | TargetConfig",
+                 accept_fingerprint: str | None = None, password: str | None = None) -> str:
+    """Connect from the host to the target and return the server's version string.
+    A TargetConfig (for example an unsaved draft) may stand in for a saved name."""
     host = resolve_host(host_name, catalog)
-    target = resolve_target(target_name, catalog)
+    target = target_name if isinstance(target_name, TargetConfig) else \
+        resolve_target(target_name, catalog)
     if target.is_embedded:
         target = _embedded_target(host)
     t = open_transport(host, accept_fingerprint)
     try:
         ctl = AgentControl(t, agent_python(host))
         ctl.deploy()
-        return ctl.check_target(target.spec(), target_password(target))
+        return ctl.check_target(target.spec(),
+                                password if password is not None else target_password(target))
     finally:
         t.close()
 

@@ -1,6 +1,8 @@
 """Saved runs: read session files off the GUI thread, show one run's charts and summary."""
 from __future__ import annotations
 
+import html
+
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -39,6 +41,11 @@ class LoadedRun:
     summary: dict
     events_count: int
 
+
+
+def _h(text) -> str:
+    """Names come from files users share: show them as text, never as markup."""
+    return html.escape(str(text))
 
 def _when(epoch: float | None) -> str:
     if not epoch:
@@ -145,21 +152,22 @@ class SessionViewWidget(QWidget):
         self.loaded: LoadedRun | None = None
 
     def show_loading(self, file_name: str, run_id: str) -> None:
-        self.header.setText(f"<b>Loading run {run_id}</b> from {file_name}…")
+        self.header.setText(f"<b>Loading run {_h(run_id)}</b> from {_h(file_name)}…")
 
     def show_failure(self, sentence: str) -> None:
-        self.header.setText(f'<span style="color:#b00020">{sentence}</span>')
+        self.header.setText(f'<span style="color:#b00020">{_h(sentence)}</span>')
 
     def show_run(self, loaded: LoadedRun) -> None:
         self.loaded = loaded
         r = loaded.record
         params = ", ".join(f"{k}={v}" for k, v in (r.params or {}).items())
         self.header.setText(
-            f"<b>{r.workload}</b> on <b>{r.target}</b> &nbsp;·&nbsp; host "
-            f"{'this computer' if r.host == 'local' else r.host} &nbsp;·&nbsp; "
-            f"run {r.id} &nbsp;·&nbsp; {_when(r.created)} &nbsp;·&nbsp; {r.status or 'running'}"
-            f"<br><span style='color:#6a737d'>{params} &nbsp;·&nbsp; "
-            f"{loaded.events_count:,} events in {loaded.path.name}</span>")
+            f"<b>{_h(r.workload)}</b> on <b>{_h(r.target)}</b> &nbsp;·&nbsp; host "
+            f"{'this computer' if r.host == 'local' else _h(r.host)} &nbsp;·&nbsp; "
+            f"run {_h(r.id)} &nbsp;·&nbsp; {_when(r.created)} &nbsp;·&nbsp; "
+            f"{_h(r.status or 'running')}"
+            f"<br><span style='color:#6a737d'>{_h(params)} &nbsp;·&nbsp; "
+            f"{loaded.events_count:,} events in {_h(loaded.path.name)}</span>")
         self.dashboard.set_store(loaded.store)
         self.dashboard.clear_view()
         phases = loaded.summary.get("phases") or []
