@@ -66,11 +66,14 @@ class VU:
     """What a virtual-user process sees: its slot, the target, the stop flag."""
 
     def __init__(self, index: int, target: TargetInfo, params: dict, arr, ntypes: int,
-                 stop, go, ready, errq, rusage):
+                 stop, go, ready, errq, rusage, server_counts):
         self.index, self.target, self.params = index, target, params
         self.arr, self.ntypes = arr, ntypes
         self.stop, self._go, self._ready, self._errq, self._rusage = stop, go, ready, errq, rusage
+        self._server_counts = server_counts
         self.rng = random.Random(os.getpid() ^ int(time.time() * 1e6))
+        # optional workload counters (run_clients(counters=...)): carr[cbase + k]
+        self.carr, self.cbase = None, 0
 
     def base(self, txn: int) -> int:
         """Index of this VU's ops counter for a transaction type; errors at +1, histogram at +2."""
@@ -90,6 +93,11 @@ class VU:
             self._errq.put_nowait((self.index, message[:500]))
         except Exception:
             pass
+
+    def report_server_count(self, n: int) -> None:
+        """The server's own count of this connection's operations (e.g. SHOW SESSION STATUS),
+        which no other client of a shared server can disturb."""
+        self._server_counts[self.index] = n
 
     def finish(self) -> None:
         ru = resource.getrusage(resource.RUSAGE_SELF)
@@ -111,10 +119,13 @@ def _vu_entry(fn, vu: VU, parent: int) -> None:
 class Phase:
     """Counter state of the phase that virtual users are running now."""
 
-    def __init__(self, name: str, types: Sequence[str], arr, nvu: int):
+    def __init__(self, name: str, types: Sequence[str], arr, nvu: int,
+                 counters: Sequence[str] = (), carr=None, rate=None):
         self.name, self.types, self.arr, self.nvu = name, list(types), arr, nvu
+        self.counters, self.carr, self.rate = list(counters), carr, rate
         self.last = self.snapshot()
         self.first = self.last
+        self.clast = self.cfirst = self.csnapshot()
         self.last_t = 0.0
         self.started_t = 0.0
 
@@ -131,6 +142,14 @@ class Phase:
                 acc = [x + y for x, y in zip(acc, row)]
             out.append(acc)
         return out
+
+    def csnapshot(self) -> list[int]:
+        """Workload counters summed over virtual users."""
+        n = len(self.counters)
+        if not n:
+            return []
+        a = self.carr[:]
+        return [sum(a[v * n + k] for v in range(self.nvu)) for k in range(n)]
 
 
 def _diff_body(types, cur, prev) -> dict:
@@ -262,30 +281,53 @@ class Agent:
         if ph is None:
             return None
         cur = ph.snapshot()
+        ccur = ph.csnapshot()
         now = self.em.now()
         body = _diff_body(ph.types, cur, ph.last)
         total = sum(body["ops"].values())
         span = max(now - ph.last_t, 1e-6)
+        rate = total / span
+        if ph.counters:
+            body["counters"] = {k: c - p for k, c, p in zip(ph.counters, ccur, ph.clast)}
+        if ph.rate is not None:
+            rate = ph.rate(body["ops"], body.get("counters", {}), span)
         ev = self.em.emit("sample", phase=ph.name, interval=[round(ph.last_t, 4), round(now, 4)],
-                          rate=round(total / span, 2), unit=self.unit, clients=ph.nvu, **body)
-        ph.last, ph.last_t = cur, now
+                          rate=round(rate, 2), unit=self.unit, clients=ph.nvu, **body)
+        ph.last, ph.last_t, ph.clast = cur, now, ccur
         return ev
 
     # --- virtual users ------------------------------------------------------------------
     def run_clients(self, name: str, fn: Callable[[VU], None], clients: int, seconds: float,
-                    types: Sequence[str]) -> dict:
-        """Run `clients` processes of `fn` for `seconds`; emit samples and the phase summary."""
+                    types: Sequence[str], counters: Sequence[str] = (),
+                    rate: Callable[[dict, dict, float], float] | None = None,
+                    summary_extra: Callable[[dict], dict] | None = None) -> dict:
+        """Run `clients` processes of `fn` for `seconds`; emit samples and the phase summary.
+
+        Optional hooks for workloads with more than ops by type (TPROC-C):
+        `counters` names per-VU counters a VU adds to at vu.carr[vu.cbase + k]; their
+        growth is in every sample and the summary under "counters". `rate(ops, counters,
+        seconds)` gives the sample's and the summary's `rate` in the workload's unit
+        (default: all ops per second). `summary_extra(summary)` runs after the virtual users
+        ended and the server counters settled; the dict it returns is merged into the
+        summary before it is emitted.
+        """
         ctx = mp.get_context("fork")
         ntypes = len(types)
         arr = ctx.RawArray("Q", clients * ntypes * SLOT)
+        ncount = len(counters)
+        carr = ctx.RawArray("Q", max(1, clients * ncount)) if ncount else None
         stop, go = ctx.RawValue("b", 0), ctx.RawValue("b", 0)
         ready = ctx.RawArray("b", clients)
         rusage = ctx.RawArray("d", 2 * clients)
+        server_counts = ctx.RawArray("q", [-1] * clients)
         errq = ctx.Queue()
         procs = []
         with self.phase(name, planned_s=seconds):
             for i in range(clients):
-                vu = VU(i, self.target, self.params, arr, ntypes, stop, go, ready, errq, rusage)
+                vu = VU(i, self.target, self.params, arr, ntypes, stop, go, ready, errq, rusage,
+                        server_counts)
+                if ncount:
+                    vu.carr, vu.cbase = carr, i * ncount
                 p = ctx.Process(target=_vu_entry, args=(fn, vu, os.getpid()), daemon=True,
                                 name=f"versus-vu{i + 1}")
                 p.start()
@@ -301,7 +343,7 @@ class Agent:
             polls_before = self._counters.polls if self._counters else 0
             t_go = self.em.now()
             with self._lock:
-                ph = Phase(name, types, arr, clients)
+                ph = Phase(name, types, arr, clients, counters, carr, rate)
                 ph.last_t = ph.started_t = t_go
                 self._phase = ph
             go.value = 1
@@ -329,6 +371,20 @@ class Agent:
             own_polls = (self._counters.polls - polls_before) if self._counters else 0
             summary = self._summary(name, types, ph, t_go, t_end, server_before, server_after,
                                     own_polls, rusage, clients)
+            if all(c >= 0 for c in server_counts):
+                # per-connection counters beat server-wide ones on a shared server
+                srv = summary.setdefault("server", {})
+                if srv:
+                    srv["server_wide"] = {k: srv.pop(k) for k in ("source", "delta", "rate")
+                                          if k in srv}
+                n = sum(server_counts)
+                srv.update({"source": "SHOW SESSION STATUS of the virtual users' connections",
+                            "delta": n, "rate": round(n / summary["duration_s"], 2)})
+            if summary_extra is not None:
+                try:
+                    summary.update(summary_extra(summary) or {})
+                except DatabaseError as exc:
+                    self.log(f"could not complete the {name} summary: {exc}", "warning")
             self.em.emit("summary", **summary)
             self._vu_pids = []
         if status == "failed":
@@ -393,6 +449,9 @@ class Agent:
         total = sum(body["ops"].values())
         dur = max(t_end - t_go, 1e-6)
         cpu_u = sum(rusage[0::2]); cpu_s = sum(rusage[1::2])
+        if ph.counters:
+            body["counters"] = {k: c - p for k, c, p in
+                                zip(ph.counters, ph.csnapshot(), ph.cfirst)}
         out = {"phase": name, "interval": [round(t_go, 4), round(t_end, 4)],
                "duration_s": round(dur, 3), "clients": clients, "ops_total": total,
                "rate": round(total / dur, 2), "unit": self.unit,
@@ -400,6 +459,8 @@ class Agent:
                "driver_cpu": {"user_s": round(cpu_u, 4), "system_s": round(cpu_s, 4),
                               "us_per_op": round((cpu_u + cpu_s) * 1e6 / total, 2) if total else None,
                               "source": "getrusage of the virtual-user processes"}}
+        if ph.rate is not None:
+            out["rate"] = round(ph.rate(body["ops"], body.get("counters", {}), dur), 2)
         if before is not None and after is not None:
             d = delta(after, before)
             if self.target.dialect == "postgres":

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 from .params import WorkloadSpec
 from .point_query import SPEC as POINT_QUERY
+from .tpcc import SPEC as TPCC
 
-WORKLOADS: dict[str, WorkloadSpec] = {s.name: s for s in (POINT_QUERY,)}
+WORKLOADS: dict[str, WorkloadSpec] = {s.name: s for s in (POINT_QUERY, TPCC)}
 
 
 class UnknownWorkload(KeyError):

@@ -103,6 +103,9 @@ def _vu_mysqlclient(vu) -> None:
             continue
         arr[hb + bucket_of((clock() - t0) // 1000)] += 1
         arr[base] += 1
+    else:
+        query(b"SHOW SESSION STATUS LIKE 'Com_select'")
+        vu.report_server_count(int(store().fetch_row()[0][1]))
     conn.close()
 
 
@@ -135,4 +138,7 @@ def _vu_pymysql(vu) -> None:
             continue
         arr[hb + bucket_of((clock() - t0) // 1000)] += 1
         arr[base] += 1
+    else:
+        cur.execute("SHOW SESSION STATUS LIKE 'Com_select'")
+        vu.report_server_count(int(cur.fetchone()[1]))
     conn.close()

@@ -1,0 +1,48 @@
+"""TPROC-C: the TPC-C-derived OLTP workload (HammerDB's name for it), native.
+
+Nine tables with the standard names and cardinalities, a parallel loader on each engine's
+bulk path, the five transactions in the standard mix with the standard input generation,
+as server-side procedures or as client statements (`stored-procedures`), NOPM from
+sum(d_next_o_id) and TPM from the server's commit+rollback counters, and the TPC-C
+consistency conditions (`versus check tpcc TARGET`).
+"""
+from ..params import Param, WorkloadSpec
+
+SPEC = WorkloadSpec(
+    name="tpcc",
+    title="TPROC-C",
+    description="TPC-C-derived OLTP (as HammerDB's TPROC-C): new order 45 %, payment 43 %, "
+                "order status, delivery and stock level 4 % each; NOPM and TPM.",
+    params=(
+        Param("warehouses", "int", 4, "Warehouses (the scale factor): 100,000 stock rows, "
+              "30,000 customers and 30,000 orders each, plus 100,000 items.",
+              min=1, max=100_000, group="schema"),
+        Param("partition", "bool", False, "Partition the large tables by warehouse (hash); "
+              "meant for large warehouse counts.", group="schema"),
+        Param("rebuild", "bool", False, "Drop and reload the schema even when it matches.",
+              group="schema"),
+        Param("load-clients", "int", 2, "Parallel loader processes.", min=1, max=256,
+              group="load"),
+        Param("vus", "int", 2, "Virtual users, one process and one connection each.",
+              min=1, max=1024, group="driver"),
+        Param("use-all-warehouses", "bool", True, "Spread each virtual user over the "
+              "warehouses (HammerDB's 'use all warehouses'); off: one home warehouse each.",
+              group="driver"),
+        Param("stored-procedures", "bool", True, "Server-side procedures (PL/pgSQL functions; "
+              "MySQL/MariaDB stored procedures) called once per transaction; off: the same "
+              "statements sent by the client.", group="driver"),
+        Param("keying-thinking", "bool", False, "Standard keying and thinking times "
+              "(seconds per transaction; a few transactions per minute per user).",
+              group="driver"),
+        Param("rampup", "int", 60, "Seconds of load before the measured period (not counted).",
+              min=0, max=86400, unit="s", group="run"),
+        Param("duration", "int", 180, "Seconds measured.", min=1, max=30 * 86400, unit="s",
+              group="run"),
+        Param("check-after", "bool", False, "Run the TPC-C consistency check after the "
+              "measured period.", group="run"),
+    ),
+    dialects=("postgres", "mysql"),
+    phases=("load", "rampup", "measure", "check"),
+    throughput_unit="NOPM",
+    runner="workloads.tpcc.transactions:run",
+)
