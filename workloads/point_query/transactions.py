@@ -87,13 +87,15 @@ def _vu_mysqlclient(vu) -> None:
     stop = vu.stop
     rr = vu.rng.random
     clock = time.perf_counter_ns
-    query, store = conn.query, conn.store_result
+    # discard_result reads the row off the wire and frees it in C (bench/mysql_drivers.py:
+    # 0.8x the client CPU of store_result().fetch_row())
+    query, store, discard = conn.query, conn.store_result, conn.discard_result
     while not stop.value:
         sql = (stmts[int(rr() * tables)] if tables > 1 else stmts[0]) + b"%d" % (int(rr() * size) + 1)
         t0 = clock()
         try:
             query(sql)
-            store().fetch_row()
+            discard()
         except MySQLdb.OperationalError as exc:
             arr[base + 1] += 1
             vu.report_error(f"lost the database connection: {exc}")
