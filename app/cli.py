@@ -65,6 +65,16 @@ class _Progress:
                 self._line(f"{e['t']:7.1f}s  {e['message']}")
             elif k == "error":
                 self._line(f"{e['t']:7.1f}s  error: {e['message'].splitlines()[0]}")
+            elif k == "summary" and e.get("result"):
+                r = e["result"]
+                cl = r.get("client") or {}
+                self._line(f"{e['t']:7.1f}s  {e['phase']} done: {r.get('nopm') or 0:,} NOPM "
+                           f"from {r.get('tpm') or 0:,} TPM ({r.get('tpm_source', '')}); "
+                           f"client {cl.get('nopm') or 0:,} NOPM, {cl.get('tpm') or 0:,} "
+                           f"commits+rollbacks/min, {cl.get('retries') or 0} retries")
+            elif k == "summary" and e.get("check"):
+                self._line(f"{e['t']:7.1f}s  consistency check: "
+                           f"{'PASS' if e['check'].get('ok') else 'FAIL'}")
             elif k == "summary":
                 srv = e.get("server") or {}
                 extra = (f"; server {srv['counter']} {srv['delta']:,} "
@@ -88,7 +98,12 @@ def cmd_run(a) -> int:
     if a.duration is not None:
         params["duration"] = a.duration
     if a.warmup is not None:
-        params["warmup"] = a.warmup
+        try:
+            names = {p.name for p in get_workload(a.workload).params}
+        except UnknownWorkload:
+            names = set()
+        # workloads that call their warm-up period "rampup" (TPROC-C, as HammerDB does)
+        params["rampup" if "rampup" in names and "warmup" not in names else "warmup"] = a.warmup
     req = RunRequest(host=a.host, target=a.target, workload=a.workload, params=params,
                      session_path=Path(a.out) if a.out else None,
                      accept_host_key=a.accept_host_key, ssh_key=a.ssh_key)
@@ -268,6 +283,70 @@ def cmd_target(a) -> int:
         raise
 
 
+def cmd_compare(a) -> int:
+    """Per-phase tables of several runs with ratios to a base run (see app.analysis.compare)."""
+    from app.analysis.compare import CompareError, load_comparison, parse_ref
+    from app.store.export import ExportError, tables_text, to_json, write_text
+    try:
+        comp = load_comparison([parse_ref(x) for x in a.runs], align=a.align,
+                               names=a.names.split(",") if a.names else None)
+        base = a.base - 1
+        phases = [a.phase] if a.phase else (comp.common_phases() if len(comp) > 1
+                                            else comp.phase_order())
+        if not phases:
+            return _fail("the runs have no phase in common; compare runs of the same workload, "
+                         "or name a phase with --phase to see what each run has of it")
+        if a.json:
+            text = to_json(comp.to_json(base, phases))
+        else:
+            tables = comp.tables(base, phases)
+            if a.matrix and len(phases) > 1:
+                tables.append(comp.matrix(a.matrix, base))
+            fmt = "csv" if a.csv else "html" if a.html else "markdown"
+            text = tables_text(tables, fmt)
+        if a.out:
+            write_text(a.out, text)
+        else:
+            sys.stdout.write(text)
+    except (CompareError, ExportError, KeyError) as exc:
+        return _fail(str(exc).strip('"'))
+    return 0
+
+
+def cmd_check(a) -> int:
+    """versus check tpcc TARGET: the TPC-C consistency conditions, run on the host."""
+    from .remote.agentctl import AgentControl
+    from .remote.hosts import open_transport, resolve_host
+    from .remote.runner import _embedded_target, agent_python, resolve_target, target_password
+    try:
+        catalog = Catalog()
+        host = resolve_host(a.host, catalog)
+        target = resolve_target(a.target, catalog)
+        if target.engine not in ("postgres", "mysql", "mariadb"):
+            return _fail(f"cannot check a {target.engine} target")
+        if target.is_embedded:
+            target = _embedded_target(host)
+        t = open_transport(host, a.accept_host_key)
+        try:
+            ctl = AgentControl(t, agent_python(host))
+            ctl.check_python()
+            ctl.deploy()
+            result = ctl.check_tpcc(target.spec(), target_password(target))
+        finally:
+            t.close()
+    except UnknownHostKey as exc:
+        return _fail(str(exc))
+    except (CatalogError, RemoteError) as exc:
+        return _fail(str(exc))
+    if a.json:
+        print(json.dumps(result, indent=2))
+    else:
+        from workloads.tpcc.check import describe
+        for line in describe(result):
+            print(line)
+    return 0 if result.get("ok") else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="versus", description="Database benchmarks you can defend.")
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -318,9 +397,38 @@ def build_parser() -> argparse.ArgumentParser:
     tc.add_argument("name"); tc.add_argument("--host")
     tc.add_argument("--accept-host-key", metavar="SHA256:...")
     tg.set_defaults(func=cmd_target)
+    c = sub.add_parser("compare", help="compare runs: a table per phase with ratios to a base run")
+    c.add_argument("runs", nargs="+", metavar="FILE[:RUN]",
+                   help="session files; RUN picks one run (its id, or 1, 2 … in the file)")
+    c.add_argument("--base", type=int, default=1, metavar="N", help="the base run (1 = first)")
+    c.add_argument("--align", metavar="PHASE", help="align runs on the start of this phase")
+    c.add_argument("--phase", help="only this phase (default: the phases all runs have)")
+    c.add_argument("--names", metavar="A,B,…", help="names for the runs, in order")
+    c.add_argument("--matrix", metavar="METRIC", nargs="?", const="throughput",
+                   help="add a phases × runs matrix of METRIC ratios (default throughput)")
+    cf = c.add_mutually_exclusive_group()
+    cf.add_argument("--markdown", action="store_true", help="Markdown tables (the default)")
+    cf.add_argument("--csv", action="store_true")
+    cf.add_argument("--html", action="store_true")
+    cf.add_argument("--json", action="store_true", help="values and ratios of every metric")
+    c.add_argument("--out", metavar="FILE", help="write to FILE instead of standard output")
+    c.set_defaults(func=cmd_compare)
+    # `versus export` is parsed by app.ui.export_cmd (it draws charts with Qt); listed here
+    # so `versus --help` shows it.
+    sub.add_parser("export", help="export charts (PNG, SVG, PDF), series (CSV, JSON), tables "
+                                  "and slide decks; see versus export --help", add_help=False)
+    c = sub.add_parser("check", help="consistency check of a workload's schema on a target")
+    c.add_argument("workload", choices=["tpcc"], help="tpcc: the TPC-C consistency conditions")
+    c.add_argument("target", help="a saved target, or a postgresql:// or mysql:// URL")
+    c.add_argument("--host", default="local", help="where the check runs (default: local)")
+    c.add_argument("--accept-host-key", metavar="SHA256:...")
+    c.add_argument("--json", action="store_true")
+    c.set_defaults(func=cmd_check)
     w = sub.add_parser("workloads", help="workloads and their parameters")
     w.add_argument("--json", action="store_true")
     w.set_defaults(func=cmd_workloads)
+    from .plan_cli import add_parsers as add_plan_parsers   # plan, profile, settings
+    add_plan_parsers(sub)
     return ap
 
 

@@ -9,6 +9,9 @@ def main(argv: list[str] | None = None) -> int:
     if not args:
         from app.ui.application import run_gui
         return run_gui()
+    if args[0] == "export":           # charts need Qt, which app.cli may not import
+        from app.ui.export_cmd import main as export_main
+        return export_main(args[1:])
     from app.cli import main as cli_main
     return cli_main(args)
 

@@ -6,7 +6,10 @@
     python -m workloads.agent stop   --dir RUNDIR
     python -m workloads.agent status --root RUNSROOT
     python -m workloads.agent check                      # target spec as JSON on stdin
+    python -m workloads.agent check-tpcc                 # TPC-C consistency, same input
     python -m workloads.agent workloads
+    python -m workloads.agent plan-start|plan-run|plan-status|plan-control|plan-list …
+                                                         # plans: see workloads/plan.py
 
 RUNDIR holds spec.json (workload, params, target; no secret), an optional `secret` file
 (mode 0600, read and removed at start), events.jsonl (the spool, the source of truth),
@@ -67,7 +70,7 @@ def cmd_run(rundir: str, echo: bool) -> int:
         f.write(str(os.getpid()))
     em = Emitter(os.path.join(rundir, SPOOL), echo, time.monotonic())
     status, reason = "failed", ""
-    agent = None
+    agent = managed = None
     try:
         wl = get(spec["workload"])
         spec["params"] = wl.resolve(spec.get("params", {}))
@@ -78,12 +81,18 @@ def cmd_run(rundir: str, echo: bool) -> int:
                                                            "database", "user")},
                 host=host_facts(), throughput_unit=wl.throughput_unit, pid=os.getpid(),
                 python=sys.version.split()[0], started_epoch=time.time())
+        if spec["target"].get("managed"):      # a private server started for this run
+            from .managed import start_for_run
+            managed = start_for_run(spec, rundir, em)
+            target = TargetInfo.from_spec(spec["target"], password)
         agent = Agent(spec["run_id"], spec, target, em, wl.throughput_unit)
         signal.signal(signal.SIGTERM, lambda *_: agent.stop_requested.set())
         signal.signal(signal.SIGINT, lambda *_: agent.stop_requested.set())
         db = SqlSession(target)
         try:
             em.emit("setting", server_version=db.version(), source="server")
+            from .settings import emit_settings
+            emit_settings(em, db)
         finally:
             db.close()
         agent.start_sampling()
@@ -102,6 +111,9 @@ def cmd_run(rundir: str, echo: bool) -> int:
     finally:
         if agent is not None:
             agent.stop_sampling()
+        if managed is not None:
+            from .managed import stop_for_run
+            stop_for_run(managed, em)
         em.emit("end", status=status, reason=reason)
         em.close()
         try:
@@ -250,7 +262,29 @@ def cmd_check() -> int:
     return 0
 
 
+def cmd_check_tpcc() -> int:
+    """TPC-C consistency conditions on the target; JSON on stdout. Exit 0 pass, 1 fail,
+    2 could not check."""
+    spec = json.loads(sys.stdin.readline() or "{}")
+    password = sys.stdin.readline().rstrip("\n")
+    from .tpcc import check
+    try:
+        result = check.check(TargetInfo.from_spec(spec, password))
+    except DatabaseError as exc:
+        print(json.dumps({"ok": False, "error": str(exc)}))
+        return 2
+    except Exception as exc:  # a sentence, never a traceback, for the app
+        print(json.dumps({"ok": False, "error": f"the check failed: {exc}"}))
+        return 2
+    print(json.dumps(result))
+    return 0 if result["ok"] else 1
+
+
 def main(argv=None) -> int:
+    args = sys.argv[1:] if argv is None else list(argv)
+    if args and args[0].startswith("plan-"):         # the host-side plan queue
+        from .plan import main as plan_main
+        return plan_main(args)
     ap = argparse.ArgumentParser(prog="versus-agent")
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name in ("start", "run", "follow", "stop"):
@@ -262,6 +296,7 @@ def main(argv=None) -> int:
             s.add_argument("--wait", type=float, default=10.0)
     sub.add_parser("status").add_argument("--root", required=True)
     sub.add_parser("check")
+    sub.add_parser("check-tpcc")
     sub.add_parser("workloads")
     sub.add_parser("version")
     a = ap.parse_args(argv)
@@ -277,6 +312,8 @@ def main(argv=None) -> int:
         return cmd_status(a.root)
     if a.cmd == "check":
         return cmd_check()
+    if a.cmd == "check-tpcc":
+        return cmd_check_tpcc()
     if a.cmd == "version":
         print(json.dumps({"agent_version": AGENT_VERSION, "format": events.FORMAT_VERSION}))
         return 0

@@ -156,3 +156,17 @@ class AgentControl:
         if not out.get("ok"):
             raise RemoteError(out.get("error", "the target check failed"))
         return out["version"]
+
+    def check_tpcc(self, target_spec: dict, password: str) -> dict:
+        """The TPC-C consistency conditions on a target, run by the agent on the host:
+        {'ok', 'schema', 'conditions': [...]}; RemoteError when it could not check."""
+        payload = (json.dumps(target_spec) + "\n" + (password or "") + "\n").encode()
+        c = self.t.run(self._argv("check-tpcc"), stdin=payload, timeout=3600, check=False)
+        try:
+            out = json.loads(c.stdout.decode().strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise RemoteError("the agent could not run the consistency check: "
+                              + c.stderr.decode("utf-8", "replace").strip()[-300:]) from None
+        if "error" in out:
+            raise RemoteError(out["error"])
+        return out

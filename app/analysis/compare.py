@@ -1,0 +1,849 @@
+"""Compare recorded runs: aligned series, per-phase values, ratios to a base run, matrices.
+
+No Qt. The GUI's Compare and Replay views, ``versus compare`` and ``versus export`` all read
+a ``Comparison``:
+
+    comp = load_comparison([RunRef("a.versus"), RunRef("b.versus", "20261121-…")],
+                           align="measure")
+    t, v = comp.series(0, "throughput")          # array('d') pair, t relative to the align point
+    comp.phase_values(1, "measure")              # {"throughput": 25519.2, "latency.p95": …}
+    comp.summary_table("measure", base=0)        # app.model.runset.Table with colour classes
+    comp.values_at(12.0)                         # the values panel under a cursor at 12 s
+
+Times: every point sits at the end of its interval (``interval[1]``, run clock), minus the
+run's ``offset``: 0 when aligned on run start, the start of the chosen phase otherwise.
+
+Phase values: throughput, TPM, latency and errors come from the agent's phase ``summary``
+when there is one (it counts every operation and merges the full histograms), else from the
+samples of the phase. Host metrics are means over the phase weighted by how much of each
+host interval lies inside it. Hardware efficiency divides host totals over the exact
+interval the operations were counted in by those operations:
+
+    CPU µs/op   = Σ busy% / 100 × cores × overlap_s × 10⁶ / ops
+                  (busy = 100 − idle − iowait − steal: time the host's CPUs did work)
+    cs/op       = Σ cs_per_s × overlap_s / ops
+    KB read/op  = Σ read_kb_per_s × overlap_s / ops  (and written likewise)
+"""
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from bisect import bisect_right
+from itertools import compress
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from app.model.runset import (CHARTS, EFFICIENCY_KEYS, METRICS, NA, TABLE_METRICS, Metric,
+                              Ratio, RunRef, Table, ratio, run_colour)
+from app.store.session import SeriesTable, SessionError, SessionFile
+from workloads import events as ev_format
+
+NAN = float("nan")
+_META_KINDS = ("hello", "setting", "phase", "summary", "end")
+
+
+class CompareError(Exception):
+    """Runs that cannot be compared as asked, said as a sentence."""
+
+
+@dataclass(frozen=True)
+class PhaseSpan:
+    name: str
+    t0: float
+    t1: float | None          # None while the phase is still open (a live run)
+
+
+@dataclass
+class RunData:
+    """One run, loaded: facts, phases, summaries and its derived series (run clock)."""
+    ref: RunRef
+    index: int
+    label: str
+    colour: str
+    workload: str
+    target: str
+    host: str
+    params: dict[str, Any]
+    status: str
+    hello: dict[str, Any]
+    server_version: str | None
+    unit: str
+    phases: list[PhaseSpan]
+    summaries: dict[str, dict[str, Any]]
+    sample: SeriesTable
+    hosts: SeriesTable
+    last_t: float
+    offset: float = 0.0
+    _cache: dict[str, tuple[array, array]] = field(default_factory=dict, repr=False)
+    _values: dict[str, dict] = field(default_factory=dict, repr=False)
+
+    @property
+    def cores(self) -> int | None:
+        c = (self.hello.get("host") or {}).get("cores")
+        return int(c) if isinstance(c, (int, float)) and c > 0 else None
+
+    @property
+    def profile(self) -> str | None:
+        for src in (self.params, self.hello, (self.hello.get("target") or {})):
+            p = src.get("profile") if isinstance(src, dict) else None
+            if p:
+                return str(p if not isinstance(p, dict) else p.get("name", p))
+        return None
+
+    @property
+    def engine(self) -> str:
+        return str((self.hello.get("target") or {}).get("engine") or "")
+
+    @property
+    def hostname(self) -> str:
+        return str((self.hello.get("host") or {}).get("hostname") or self.host)
+
+    def phase(self, name: str) -> PhaseSpan | None:
+        for p in self.phases:
+            if p.name == name:
+                return p
+        return None
+
+    def phase_names(self) -> list[str]:
+        return [p.name for p in self.phases]
+
+    def describe(self) -> dict[str, Any]:
+        """Facts for a legend, a title slide or a JSON export."""
+        return {"index": self.index + 1, "label": self.label, "colour": self.colour,
+                "file": self.ref.file, "run_id": self.ref.run_id, "workload": self.workload,
+                "target": self.target, "host": self.hostname, "cores": self.cores,
+                "server_version": self.server_version, "params": self.params,
+                "profile": self.profile,
+                "status": self.status, "unit": self.unit, "offset_s": self.offset,
+                "phases": [{"name": p.name, "start_s": p.t0, "end_s": p.t1}
+                           for p in self.phases]}
+
+
+# --- loading -----------------------------------------------------------------------------
+def parse_ref(spec: str) -> RunRef:
+    """``FILE`` or ``FILE:RUN`` (RUN: a run id, its unique prefix or suffix, or 1, 2 … in
+    the file's order). A path that exists as given wins over a split at the last colon."""
+    if Path(spec).exists():
+        return RunRef(spec)
+    file, sep, run = spec.rpartition(":")
+    if sep and file and run:
+        return RunRef(file, run)
+    return RunRef(spec)
+
+
+def _short_version(engine: str, version: str | None) -> str:
+    if not version:
+        return engine or "?"
+    m = re.match(r"PostgreSQL ([\d.]+\w*)", version)
+    if m:
+        return f"PostgreSQL {m.group(1)}"
+    m = re.match(r"([\d.]+)-MariaDB", version)
+    if m or "mariadb" in version.lower():
+        num = m.group(1) if m else re.search(r"[\d.]+", version).group(0)
+        return f"MariaDB {num}"
+    m = re.match(r"([\d.]+)", version)
+    if m:
+        name = {"mysql": "MySQL", "mariadb": "MariaDB", "postgres": "PostgreSQL"}.get(
+            engine, engine)
+        return f"{name} {m.group(1)}".strip()
+    return version.split(" (")[0][:40]
+
+
+def _resolve_run(session: SessionFile, ref: RunRef) -> list:
+    """The RunRecords a reference names (all of the file's when it names none)."""
+    runs = session.runs()
+    if not runs:
+        raise CompareError(f"{ref.file} holds no runs")
+    if ref.run_id is None:
+        return runs
+    ids = [r.id for r in runs]
+    if ref.run_id in ids:
+        return [runs[ids.index(ref.run_id)]]
+    if ref.run_id.isdigit() and 1 <= int(ref.run_id) <= len(ids):
+        return [runs[int(ref.run_id) - 1]]
+    hits = [r for r in runs if r.id.startswith(ref.run_id) or r.id.endswith(ref.run_id)]
+    if len(hits) == 1:
+        return hits
+    raise CompareError(f"{ref.file} has no run {ref.run_id!r}; its runs are: "
+                       f"{', '.join(ids)} (or give their number, 1 to {len(ids)})")
+
+
+def load_run(session: SessionFile, run_id: str, index: int, file: str, rec=None) -> RunData:
+    """Read one run (a live run may be read again later for what was added since)."""
+    rec = rec if rec is not None else session.run(run_id)
+    meta = session.events(run_id, kinds=_META_KINDS)
+    hello = next((e for e in meta if e["kind"] == "hello"), {})
+    version = next((e.get("server_version") for e in meta if e["kind"] == "setting"), None)
+    spans: list[list] = []
+    summaries: dict[str, dict] = {}
+    for e in meta:
+        if e["kind"] == "phase":
+            if e.get("state") == "start":
+                spans.append([str(e.get("name", "?")), float(e["t"]), None])
+            elif e.get("state") == "end":
+                for s in reversed(spans):
+                    if s[0] == e.get("name") and s[2] is None:
+                        s[2] = float(e["t"])
+                        break
+        elif e["kind"] == "summary" and isinstance(e.get("phase"), str):
+            summaries[e["phase"]] = e
+    sample = session.series(run_id, "sample")
+    hosts = session.series(run_id, "host")
+    last_t = max([float(meta[-1]["t"]) if meta else 0.0,
+                  sample.t[-1] if sample.t else 0.0, hosts.t[-1] if hosts.t else 0.0])
+    unit = (next((u for u in sample.unit if u), None) or hello.get("throughput_unit")
+            or rec.info.get("throughput_unit") or "ops/s")
+    engine = str((hello.get("target") or {}).get("engine") or "")
+    return RunData(ref=RunRef(file, run_id), index=index, label="", colour=run_colour(index),
+                   workload=rec.workload, target=rec.target, host=rec.host, params=rec.params,
+                   status=rec.status, hello=hello, server_version=version, unit=unit,
+                   phases=[PhaseSpan(*s) for s in spans], summaries=summaries,
+                   sample=sample, hosts=hosts, last_t=last_t)
+
+
+def _label_runs(runs: list[RunData], names: Sequence[str] | None) -> None:
+    base = [_short_version(r.engine, r.server_version) for r in runs]
+    for r, b in zip(runs, base):
+        r.label = b
+    if names:
+        for r, n in zip(runs, names):
+            if n:
+                r.label = n
+    seen: dict[str, int] = {}
+    for r in runs:
+        seen[r.label] = seen.get(r.label, 0) + 1
+    if any(c > 1 for c in seen.values()):
+        # Same server twice: tell them apart by what differs (a parameter), else by number.
+        dup = {lab for lab, c in seen.items() if c > 1}
+        new = {}
+        for r in runs:
+            if r.label in dup:
+                others = [o for o in runs if o.label == r.label and o is not r]
+                diff = [k for k, v in sorted(r.params.items())
+                        if k not in ("duration", "warmup")
+                        and any(o.params.get(k) != v for o in others)]
+                new[r.index] = (f"{r.label} {', '.join(f'{k}={r.params[k]}' for k in diff[:2])}"
+                                if diff else f"{r.label} #{r.index + 1}")
+        for r in runs:
+            r.label = new.get(r.index, r.label)
+        labels = [r.label for r in runs]
+        for r in runs:
+            if labels.count(r.label) > 1:
+                r.label = f"{r.label} #{r.index + 1}"
+
+
+def load_comparison(refs: Iterable[RunRef], align: str | None = None,
+                    names: Sequence[str] | None = None) -> "Comparison":
+    """Open the session files read-only and load every run they name.
+
+    Raises CompareError (or SessionError, a subclass of Exception with a sentence) for a
+    file that cannot be read, an unknown run, or an align phase some run lacks."""
+    runs: list[RunData] = []
+    for ref in refs:
+        try:
+            with SessionFile(ref.file) as s:
+                for rec in _resolve_run(s, ref):
+                    runs.append(load_run(s, rec.id, len(runs), ref.file, rec))
+        except SessionError as exc:
+            raise CompareError(str(exc)) from None
+    if not runs:
+        raise CompareError("no runs to compare")
+    _label_runs(runs, names)
+    comp = Comparison(runs)
+    comp.align(align)
+    return comp
+
+
+# --- the comparison ------------------------------------------------------------------------
+class Comparison:
+    def __init__(self, runs: list[RunData]):
+        self.runs = runs
+        self.align_phase: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.runs)
+
+    # alignment
+    def align(self, phase: str | None) -> None:
+        """Align every run on its start (None) or on the start of ``phase``."""
+        if phase:
+            lacking = [r for r in self.runs if r.phase(phase) is None]
+            if lacking:
+                common = self.common_phases()
+                hint = (f"phases all runs have: {', '.join(common)}" if common
+                        else "the runs have no phase in common; align them on their start")
+                raise CompareError(
+                    f"cannot align on phase {phase!r}: "
+                    + "; ".join(f"run {r.index + 1} ({r.label}) has "
+                                f"{', '.join(r.phase_names()) or 'no phases'}" for r in lacking)
+                    + f" ({hint})")
+        for r in self.runs:
+            r.offset = r.phase(phase).t0 if phase else 0.0
+            r._cache.clear()
+        self.align_phase = phase
+
+    def phase_order(self) -> list[str]:
+        """Every phase name of every run, in first-seen order."""
+        out: list[str] = []
+        for r in self.runs:
+            for p in r.phases:
+                if p.name not in out:
+                    out.append(p.name)
+        return out
+
+    def common_phases(self) -> list[str]:
+        return [p for p in self.phase_order() if all(r.phase(p) for r in self.runs)]
+
+    def time_range(self) -> tuple[float, float]:
+        lo = min(-r.offset for r in self.runs)
+        hi = max(r.last_t - r.offset for r in self.runs)
+        return lo, hi
+
+    def units(self) -> list[str]:
+        return [r.unit for r in self.runs]
+
+    # series
+    def metric_unit(self, key: str, run: int | None = None) -> str:
+        m = METRICS[key]
+        if m.unit:
+            return m.unit
+        units = {r.unit for r in self.runs} if run is None else {self.runs[run].unit}
+        return " / ".join(sorted(units))
+
+    def has_metric(self, key: str) -> bool:
+        return any(len(self.series(i, key)[0]) for i in range(len(self.runs)))
+
+    def charts(self) -> list[str]:
+        """Chart names that have data in this comparison, in registry order."""
+        return [name for name, c in CHARTS.items()
+                if any(self.has_metric(k) for k in c.metrics)]
+
+    def series(self, run: int, key: str) -> tuple[array, array]:
+        """(t, v) of one metric of one run: aligned seconds and values, gaps left out."""
+        r = self.runs[run]
+        hit = r._cache.get(key)
+        if hit is not None:
+            return hit
+        m = METRICS[key]
+        if m.source == "derived":
+            t, v = self._efficiency_series(r, key)
+        else:
+            table = r.sample if m.source == "sample" else r.hosts
+            col = table.column(m.column)
+            if col is None:
+                t, v = array("d"), array("d")
+            else:
+                ends = self._ends(r, table)
+                if any(map(math.isnan, col)):
+                    keep = [x == x for x in col]
+                    t = array("d", compress(ends, keep))
+                    v = array("d", compress(col, keep))
+                else:
+                    t, v = array("d", ends), array("d", col)
+        r._cache[key] = (t, v)
+        return t, v
+
+    @staticmethod
+    def _ends(r: RunData, table: SeriesTable) -> array:
+        """Aligned interval ends of a table's rows (the event time where there is none)."""
+        key = f"ends:{table.kind}"
+        hit = r._cache.get(key)
+        if hit is None:
+            off = r.offset
+            if None in table.t1:
+                raw = [e if e is not None else t for e, t in zip(table.t1, table.t)]
+            else:
+                raw = table.t1
+            hit = r._cache[key] = (array("d", [x - off for x in raw]), array("d"))
+        return hit[0]
+
+    @staticmethod
+    def _host_ops(r: RunData) -> tuple[list[int], list[float], list[float]]:
+        """Host rows paired with the sample that ended with them (within 0.6 s): the host
+        row indexes, their aligned times, and operations per second of the paired sample."""
+        hit = r._cache.get("host_ops")
+        if hit is not None:
+            return hit  # type: ignore[return-value]
+        idx: list[int] = []
+        times: list[float] = []
+        per_s: list[float] = []
+        s_t1 = [x if x is not None else r.sample.t[i] for i, x in enumerate(r.sample.t1)]
+        s_t0 = r.sample.t0
+        ops = r.sample.column("ops") or []
+        j, n = 0, len(s_t1)
+        if ops:
+            for i, te in enumerate(r.hosts.t1):
+                if te is None:
+                    continue
+                while j < n and s_t1[j] < te - 0.6:          # both are in time order
+                    j += 1
+                if j >= n:
+                    break
+                if abs(s_t1[j] - te) > 0.6:
+                    continue
+                t0j = s_t0[j]
+                dt = s_t1[j] - t0j if t0j is not None else 0.0
+                c = ops[j]
+                if dt > 0 and c == c and c > 0:
+                    idx.append(i)
+                    times.append(te - r.offset)
+                    per_s.append(c / dt)
+        r._cache["host_ops"] = (idx, times, per_s)  # type: ignore[assignment]
+        return idx, times, per_s
+
+    def _efficiency_series(self, r: RunData, key: str) -> tuple[array, array]:
+        """Per host interval: host rate / operations per second of the same interval."""
+        idx, times, per_s = self._host_ops(r)
+        h = r.hosts.columns
+        if key == "eff.cpu_us":
+            k = (r.cores or 1) * 1e4                      # busy % / 100 × cores × 1e6
+            vals = [_busy(h, i) for i in idx]
+            pairs = [(t, b * k / p) for t, b, p in zip(times, vals, per_s) if b is not None]
+        else:
+            col = h.get({"eff.cs": "cs_per_s", "eff.read_kb": "disk.read_kb_per_s",
+                         "eff.write_kb": "disk.write_kb_per_s"}[key])
+            if col is None:
+                return array("d"), array("d")
+            pairs = [(t, col[i] / p) for t, i, p in zip(times, idx, per_s) if col[i] == col[i]]
+        return array("d", [t for t, _ in pairs]), array("d", [v for _, v in pairs])
+
+    def values_at(self, t: float, keys: Sequence[str] | None = None
+                  ) -> list[dict[str, float | None]]:
+        """For a cursor at aligned time t: each run's latest value at or before t (None
+        before the first point or more than 3 s after the last one)."""
+        keys = list(keys or [k for c in CHARTS.values() for k in c.metrics])
+        out = []
+        for i in range(len(self.runs)):
+            row: dict[str, float | None] = {}
+            for k in keys:
+                ts, vs = self.series(i, k)
+                j = bisect_right(ts, t) - 1
+                row[k] = vs[j] if j >= 0 and t - ts[j] <= 3.0 else None
+            out.append(row)
+        return out
+
+    def per_second(self, keys: Sequence[str] | None = None, phase: str | None = None
+                   ) -> tuple[list[int], dict[tuple[int, str], list[float | None]]]:
+        """Resampled to whole aligned seconds: a point at t counts for second ceil(t).
+
+        Returns the seconds and, per (run index, metric key), one value or None a second.
+        With ``phase``, only seconds inside that phase of at least one run."""
+        keys = list(keys or [k for k in METRICS if self.has_metric(k)])
+        per: dict[tuple[int, str], dict[int, float]] = {}
+        lo, hi = math.inf, -math.inf
+        for i, r in enumerate(self.runs):
+            span = r.phase(phase) if phase else None
+            for k in keys:
+                ts, vs = self.series(i, k)
+                d: dict[int, float] = {}
+                for x, y in zip(ts, vs):
+                    if span is not None:
+                        raw = x + r.offset
+                        if raw < span.t0 or (span.t1 is not None and raw > span.t1 + 0.5):
+                            continue
+                    d[math.ceil(x - 1e-9)] = y
+                if d:
+                    lo, hi = min(lo, min(d)), max(hi, max(d))
+                per[(i, k)] = d
+        seconds = list(range(int(lo), int(hi) + 1)) if lo <= hi else []
+        return seconds, {key: [d.get(s) for s in seconds] for key, d in per.items()}
+
+    # per-phase values
+    def phase_values(self, run: int, phase: str) -> dict[str, float | None]:
+        """Every metric's value over one phase of one run; None where it cannot be had."""
+        r = self.runs[run]
+        key = f"phase:{phase}"
+        hit = r._values.get(key)
+        if hit is None:
+            hit = r._values[key] = self._phase_values(r, phase)
+        return dict(hit)
+
+    def _phase_values(self, r: RunData, phase: str) -> dict[str, float | None]:
+        span = r.phase(phase)
+        out: dict[str, float | None] = dict.fromkeys(METRICS)
+        if span is None:
+            return out
+        summ = r.summaries.get(phase)
+        iv = summ.get("interval") if summ else None
+        if isinstance(iv, list) and len(iv) == 2 and all(isinstance(x, (int, float)) for x in iv):
+            a, b = float(iv[0]), float(iv[1])
+        else:
+            a, b = span.t0, span.t1 if span.t1 is not None else r.last_t
+        rows = [i for i, p in enumerate(r.sample.phase) if p == phase]
+        # throughput, TPM, errors: the summary, else time-weighted means of the samples
+        ops = None
+        if summ:
+            out["throughput"] = _num(summ.get("rate"))
+            out["tpm"] = _num(summ.get("tpm"))
+            ops = _num(summ.get("ops_total"))
+            dur = _num(summ.get("duration_s"))
+            errs = _num(summ.get("errors_total"))
+            out["errors"] = errs / dur if errs is not None and dur else (0.0 if errs == 0
+                                                                          else None)
+            lat = (summ.get("lat_ms") or {}).get("all")
+            hist = summ.get("hist")
+            if isinstance(hist, dict) and hist:
+                merged: dict[int, int] = {}
+                for h in hist.values():
+                    ev_format.merge_sparse(merged, h)
+                lat = ev_format.percentiles(merged)
+            if isinstance(lat, dict):
+                for q in ("p50", "p95", "p99"):
+                    out[f"latency.{q}"] = _num(lat.get(q))
+        if not summ or out["throughput"] is None:
+            out["throughput"] = _weighted(r.sample, rows, "rate")
+        if out["tpm"] is None:
+            out["tpm"] = _weighted(r.sample, rows, "tpm")
+        if ops is None and rows:
+            col = r.sample.column("ops") or []
+            vals = [col[i] for i in rows if col[i] == col[i]]
+            ops = sum(vals) if vals else None
+            if rows:
+                a = min(x for x in (r.sample.t0[i] for i in rows) if x is not None) \
+                    if any(r.sample.t0[i] is not None for i in rows) else a
+                b = max(x for x in (r.sample.t1[i] for i in rows) if x is not None) \
+                    if any(r.sample.t1[i] is not None for i in rows) else b
+        if out["errors"] is None and rows:
+            out["errors"] = _weighted(r.sample, rows, "errors", per_second=True)
+        if out["latency.p50"] is None and rows:
+            # no summary: the percentiles of each interval, weighted by its operations
+            for q in ("p50", "p95", "p99"):
+                out[f"latency.{q}"] = _weighted(r.sample, rows, f"lat_ms.all.{q}", weight="ops")
+        # host means and totals over [a, b]
+        totals = _host_totals(r, a, b)
+        covered = totals.pop("_seconds")
+        if covered > 0:
+            for k, m in METRICS.items():
+                if m.source == "host":
+                    out[k] = totals[m.column] / covered if m.column in totals else None
+        if ops and covered > 0:
+            cores = r.cores
+            busy = totals.get("_busy")
+            out["eff.cpu_us"] = (busy / 100.0 * cores * 1e6 / ops
+                                 if busy is not None and cores else None)
+            for key, col in (("eff.cs", "cs_per_s"), ("eff.read_kb", "disk.read_kb_per_s"),
+                             ("eff.write_kb", "disk.write_kb_per_s")):
+                out[key] = totals[col] / ops if col in totals else None
+        return out
+
+    # tables
+    def _values(self, phase: str) -> list[dict[str, float | None]]:
+        return [self.phase_values(i, phase) for i in range(len(self.runs))]
+
+    def table(self, phase: str, base: int = 0, keys: Sequence[str] | None = None,
+              title: str | None = None) -> Table:
+        """Rows are metrics; per run its value, then per other run its ratio to ``base``."""
+        self._check_base(base)
+        if all(r.phase(phase) is None for r in self.runs):
+            raise CompareError(f"no run has a phase {phase!r}; phases: "
+                               f"{', '.join(self.phase_order()) or 'none'}")
+        keys = list(keys or [k for k in TABLE_METRICS if k not in EFFICIENCY_KEYS])
+        vals = self._values(phase)
+        keys = [k for k in keys if any(v.get(k) is not None for v in vals)]
+        others = [i for i in range(len(self.runs)) if i != base]
+        b = self.runs[base]
+        header = (["metric", "unit"] + [f"{r.index + 1}: {r.label}" for r in self.runs]
+                  + [f"{self.runs[i].index + 1} / {base + 1}" for i in others])
+        t = Table(title or f"{phase} — ratios to run {base + 1} ({b.label})", header)
+        for k in keys:
+            m = METRICS[k]
+            cells = [m.title, self._unit_cell(k)]
+            classes: list[str | None] = [None, None]
+            for v in vals:
+                cells.append(fmt_value(v.get(k)))
+                classes.append(None)
+            for i in others:
+                rt = ratio(vals[i].get(k), vals[base].get(k), m.lower_is_better)
+                cells.append(rt.text())
+                classes.append(rt.cls)
+            t.add(cells, classes)
+        missing = [r for r in self.runs if r.phase(phase) is None]
+        for r in missing:
+            t.notes.append(f"run {r.index + 1} ({r.label}) has no phase {phase!r}")
+        if b.phase(phase) is not None and vals[base].get("throughput") == 0:
+            t.notes.append(f"the base run has zero throughput in {phase}: ratios are n/a")
+        t.notes.append("ratios: green ≥ 1.05 better, red ≤ 0.95 worse, grey between; for "
+                       "metrics where lower is better the colours are swapped")
+        return t
+
+    def summary_table(self, phase: str, base: int = 0) -> Table:
+        return self.table(phase, base)
+
+    def efficiency_table(self, phase: str, base: int = 0) -> Table:
+        b = self.runs[base] if 0 <= base < len(self.runs) else None
+        t = self.table(phase, base, EFFICIENCY_KEYS,
+                       title=f"{phase} — hardware per operation, ratios to run {base + 1}"
+                             f" ({b.label if b else '?'})")
+        t.notes.insert(0, "host totals over the phase divided by its operations; "
+                          "CPU µs = (100 − idle − iowait − steal) % × cores × seconds")
+        return t
+
+    def tables(self, base: int = 0, phases: Sequence[str] | None = None) -> list[Table]:
+        """Summary then efficiency table for each phase (default: the phases all runs have,
+        or every phase of a lone run), leaving out tables without a row."""
+        phases = list(phases or (self.common_phases() if len(self.runs) > 1
+                                 else self.phase_order()))
+        out = []
+        for ph in phases:
+            for t in (self.summary_table(ph, base), self.efficiency_table(ph, base)):
+                if t.rows:
+                    out.append(t)
+        return out
+
+    def matrix(self, key: str = "throughput", base: int = 0, by: str = "phase") -> Table:
+        """Ratios to the base for many runs at once.
+
+        ``by="phase"``: rows are phases, columns are runs, cells value(run)/value(base).
+        ``by="param:NAME"``: rows are the values of parameter NAME (e.g. clients); columns
+        are the groups of runs that agree on everything else (target, workload, other
+        parameters); a cell is the measure value of that group's run at that parameter
+        value over the base group's run at the same value.
+        """
+        self._check_base(base)
+        m = METRICS[key]
+        if by == "phase":
+            header = ["phase"] + [f"{r.index + 1}: {r.label}" for r in self.runs]
+            t = Table(f"{m.title} — ratio to run {base + 1} ({self.runs[base].label})",
+                      header)
+            for ph in self.phase_order():
+                vals = [self.phase_values(i, ph).get(key) for i in range(len(self.runs))]
+                if all(v is None for v in vals):
+                    continue
+                cells, classes = [ph], [None]
+                for i, v in enumerate(vals):
+                    rt = ratio(v, vals[base], m.lower_is_better)
+                    cells.append(rt.text())
+                    classes.append(rt.cls)
+                t.add(cells, classes)
+            return t
+        if not by.startswith("param:"):
+            raise CompareError(f"a matrix is by 'phase' or by 'param:NAME', not {by!r}")
+        pname = by.split(":", 1)[1]
+        if not any(pname in r.params for r in self.runs):
+            raise CompareError(f"no run has a parameter {pname!r}")
+        phase = self.align_phase or (self.common_phases() or self.phase_order() or [""])[-1]
+
+        def group_of(r: RunData) -> tuple:
+            return (r.target, r.workload, r.server_version,
+                    tuple(sorted((k, str(v)) for k, v in r.params.items()
+                                 if k not in (pname, "duration", "warmup", "rebuild"))))
+
+        groups: list[tuple] = []
+        first_run: list[RunData] = []
+        cell: dict[tuple[int, Any], float | None] = {}
+        for i, r in enumerate(self.runs):
+            g = group_of(r)
+            if g not in groups:
+                groups.append(g)
+                first_run.append(r)
+            cell[(groups.index(g), r.params.get(pname))] = self.phase_values(i, phase).get(key)
+        base_group = groups.index(group_of(self.runs[base]))
+        header = [pname] + [r.label for r in first_run]
+        t = Table(f"{m.title} in {phase} by {pname} — ratio to {first_run[base_group].label}",
+                  header)
+        values = sorted({pv for (_, pv) in cell}, key=lambda x: (str(type(x)), x))
+        for pv in values:
+            cells, classes = [str(pv)], [None]
+            for gi in range(len(groups)):
+                rt = ratio(cell.get((gi, pv)), cell.get((base_group, pv)), m.lower_is_better)
+                cells.append(rt.text())
+                classes.append(rt.cls)
+            t.add(cells, classes)
+        return t
+
+    def _check_base(self, base: int) -> None:
+        if not 0 <= base < len(self.runs):
+            raise CompareError(f"there is no run {base + 1} to use as the base; runs are "
+                               f"numbered 1 to {len(self.runs)}")
+
+    def _unit_cell(self, key: str) -> str:
+        m = METRICS[key]
+        if m.unit:
+            return m.unit
+        return " / ".join(dict.fromkeys(r.unit for r in self.runs))
+
+    # exports as plain data (written by app.store.export)
+    def series_columns(self, keys: Sequence[str] | None = None, phase: str | None = None
+                       ) -> tuple[list[int], list[tuple[str, list[float | None]]]]:
+        """Per-second CSV columns: header ``"<n>: <label> <metric> (<unit>)"`` per run and
+        metric, in run order then registry order."""
+        keys = list(keys or [k for k in METRICS if self.has_metric(k)])
+        seconds, per = self.per_second(keys, phase)
+        cols = []
+        for i, r in enumerate(self.runs):
+            for k in keys:
+                vals = per.get((i, k))
+                if vals is None or all(v is None for v in vals):
+                    continue
+                cols.append((f"{r.index + 1}: {r.label} {METRICS[k].title} "
+                             f"({self.metric_unit(k, i)})", vals))
+        return seconds, cols
+
+    def series_json(self, keys: Sequence[str] | None = None) -> dict[str, Any]:
+        """Every point at full resolution: runs with their facts, then per metric t and v."""
+        keys = list(keys or [k for k in METRICS if self.has_metric(k)])
+        out = {"align": self.align_phase, "time": "seconds from the start of "
+               + (f"phase {self.align_phase}" if self.align_phase else "each run"),
+               "runs": []}
+        for i, r in enumerate(self.runs):
+            d = r.describe()
+            d["series"] = {}
+            for k in keys:
+                t, v = self.series(i, k)
+                if len(t):
+                    d["series"][k] = {"title": METRICS[k].title, "unit": self.metric_unit(k, i),
+                                      "t": [round(x, 4) for x in t],
+                                      "v": [round(x, 6) for x in v]}
+            out["runs"].append(d)
+        return out
+
+    def deck_runs(self) -> list:
+        from app.store.export import DeckRun
+        out = []
+        for r in self.runs:
+            facts = [r.server_version or r.engine or r.target,
+                     f"host {r.hostname}" + (f" ({r.cores} cores)" if r.cores else ""),
+                     f"profile {r.profile}" if r.profile else "server's own configuration",
+                     f"{r.workload} " + ", ".join(f"{k}={v}" for k, v in r.params.items()
+                                                 if k not in ("rebuild",))]
+            out.append(DeckRun(f"{r.index + 1}. {r.label}", r.colour, facts))
+        return out
+
+    def title(self) -> str:
+        workloads = list(dict.fromkeys(r.workload for r in self.runs))
+        return f"{', '.join(workloads)}: " + " vs ".join(r.label for r in self.runs)
+
+    # the whole thing as data
+    def to_json(self, base: int = 0, phases: Sequence[str] | None = None) -> dict[str, Any]:
+        self._check_base(base)
+        phases = list(phases or self.common_phases() or self.phase_order())
+        out: dict[str, Any] = {"align": self.align_phase, "base": base + 1,
+                               "runs": [r.describe() for r in self.runs], "phases": {}}
+        for ph in phases:
+            vals = self._values(ph)
+            per = {}
+            for k, m in METRICS.items():
+                if all(v.get(k) is None for v in vals):
+                    continue
+                per[k] = {"title": m.title, "unit": self._unit_cell(k),
+                          "lower_is_better": m.lower_is_better,
+                          "values": [v.get(k) for v in vals],
+                          "ratios": [_ratio_json(ratio(v.get(k), vals[base].get(k),
+                                                       m.lower_is_better)) for v in vals]}
+            out["phases"][ph] = per
+        return out
+
+
+# --- helpers -------------------------------------------------------------------------------
+def fmt_value(v: float | None) -> str:
+    """Figures for a table: 3 significant digits for small values, thousands separators."""
+    if v is None or v != v:
+        return "—"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    if a == 0:
+        return "0"
+    return f"{v:.3g}"
+
+
+def _ratio_json(rt: Ratio) -> dict[str, Any]:
+    return {"value": None if rt.value is None else round(rt.value, 4), "class": rt.cls}
+
+
+def _num(x: Any) -> float | None:
+    if isinstance(x, bool) or not isinstance(x, (int, float)) or x != x:
+        return None
+    return float(x)
+
+
+def _busy(h: dict[str, list[float]], i: int) -> float | None:
+    idle = h.get("cpu.idle")
+    if idle is None or idle[i] != idle[i]:
+        u, s = h.get("cpu.user"), h.get("cpu.system")
+        if u is None or s is None or u[i] != u[i] or s[i] != s[i]:
+            return None
+        return u[i] + s[i]
+    busy = 100.0 - idle[i]
+    for k in ("cpu.iowait", "cpu.steal"):
+        col = h.get(k)
+        if col is not None and col[i] == col[i]:
+            busy -= col[i]
+    return max(0.0, busy)
+
+
+def _weighted(s: SeriesTable, rows: list[int], col: str, per_second: bool = False,
+              weight: str = "time") -> float | None:
+    """Mean of a sample column over rows, weighted by interval length (or by ops)."""
+    c = s.column(col)
+    if c is None or not rows:
+        return None
+    num = den = 0.0
+    ops = s.column("ops")
+    for i in rows:
+        x = c[i]
+        if x != x:
+            continue
+        t0, t1 = s.t0[i], s.t1[i]
+        dt = (t1 - t0) if t0 is not None and t1 is not None and t1 > t0 else 1.0
+        if weight == "ops":
+            w = ops[i] if ops is not None and ops[i] == ops[i] else 0.0
+        else:
+            w = dt
+        if per_second:
+            num += x
+            den += dt
+        else:
+            num += x * w
+            den += w
+    return num / den if den > 0 else None
+
+
+def _host_totals(r: RunData, a: float, b: float) -> dict[str, float]:
+    """Integrals over [a, b] of each host column (value × seconds of overlap), plus
+    ``_seconds`` covered and ``_busy`` (busy % × seconds)."""
+    h = r.hosts
+    out: dict[str, float] = {"_seconds": 0.0}
+    if b <= a or not h.t:
+        return out
+    idx: list[int] = []
+    w: list[float] = []
+    # host rows come in time order: start a little before a (intervals are ~1 s)
+    t1s = h.t1
+    lo = max(0, bisect_right(h.t, a) - 2)
+    for i in range(lo, len(t1s)):
+        t0, t1 = h.t0[i], t1s[i]
+        if t0 is None or t1 is None or t1 <= t0:
+            continue
+        if t0 >= b:
+            break
+        ov = min(t1, b) - max(t0, a)
+        if ov > 0:
+            idx.append(i)
+            w.append(ov)
+    if not idx:
+        return out
+    out["_seconds"] = sum(w)
+    cols = {m.column for m in METRICS.values() if m.source == "host"}
+    cols |= {"cs_per_s", "disk.read_kb_per_s", "disk.write_kb_per_s"}
+    for c in cols:
+        col = h.columns.get(c)
+        if col is None:
+            continue
+        vals = [col[i] for i in idx]
+        if all(x == x for x in vals):
+            out[c] = math.fsum(map(float.__mul__, vals, w))
+        else:
+            pairs = [(x, wi) for x, wi in zip(vals, w) if x == x]
+            if pairs:
+                out[c] = math.fsum(x * wi for x, wi in pairs)
+    busy = [_busy(h.columns, i) for i in idx]
+    if any(x is not None for x in busy):
+        out["_busy"] = math.fsum(x * wi for x, wi in zip(busy, w) if x is not None)
+    return out

@@ -1,0 +1,129 @@
+"""`versus export`: charts to PNG/SVG/PDF, series to CSV/JSON, tables, slide decks.
+
+Lives in app.ui because it draws with Qt (offscreen: no display needed); app.main sends
+``versus export …`` here. Exit codes as the rest of the CLI: 0 done, 2 bad input (nothing
+written).
+
+    versus export a.versus b.versus:2 --chart throughput --format png --size 1920x1080 --out t.png
+    versus export a.versus b.versus --deck cmp.pptx [--align measure] [--base 1]
+    versus export a.versus b.versus --series s.csv        (or .json)
+    versus export a.versus b.versus --table summary.html  (or .md, .csv)
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from app.analysis.compare import CompareError, load_comparison, parse_ref
+from app.model.runset import CHARTS
+from app.store.export import (ExportError, check_writable, series_csv, tables_text, to_json,
+                              write_deck, write_text)
+
+DECK_CHARTS = ("throughput", "tpm", "latency", "cpu", "context-switches", "disk-kb",
+               "cpu-per-op")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="versus export",
+                                 description="Export charts, series, tables and slide decks of "
+                                             "one or more runs.")
+    ap.add_argument("runs", nargs="+", metavar="FILE[:RUN]")
+    what = ap.add_mutually_exclusive_group(required=True)
+    what.add_argument("--chart", metavar="NAME",
+                      help=f"one chart: {', '.join(CHARTS)}")
+    what.add_argument("--deck", metavar="OUT.pptx",
+                      help="a slide deck: title slide, one slide per chart, the tables")
+    what.add_argument("--series", metavar="OUT.csv|OUT.json",
+                      help="the series: CSV one row per second, or JSON at full resolution")
+    what.add_argument("--table", metavar="OUT.md|OUT.html|OUT.csv",
+                      help="the per-phase summary and efficiency tables")
+    ap.add_argument("--format", choices=("png", "svg", "pdf"),
+                    help="chart format (default: from --out's suffix)")
+    ap.add_argument("--size", default="1920x1080", metavar="WxH",
+                    help="chart size in pixels (default 1920x1080; 1280x720 for smaller slides)")
+    ap.add_argument("--scale", type=float, default=1.0,
+                    help="HiDPI scale for PNG: 2 gives 3840x2160 pixels at 1920x1080 layout")
+    ap.add_argument("--mode", choices=("overlay", "side-by-side"), default="overlay")
+    ap.add_argument("--title", help="chart title instead of the chart's name")
+    ap.add_argument("--out", metavar="PATH", help="where to write the chart")
+    ap.add_argument("--align", metavar="PHASE", help="align runs on the start of this phase")
+    ap.add_argument("--base", type=int, default=1, metavar="N")
+    ap.add_argument("--phase", help="tables: only this phase")
+    ap.add_argument("--names", metavar="A,B,…", help="names for the runs, in order")
+    return ap
+
+
+def main(argv: list[str]) -> int:
+    a = build_parser().parse_args(argv)
+    try:
+        return _run(a)
+    except (CompareError, ExportError) as exc:
+        print(f"versus: {exc}", file=sys.stderr)
+        return 2
+
+
+def _fail(msg: str) -> int:
+    print(f"versus: {msg}", file=sys.stderr)
+    return 2
+
+
+def _run(a) -> int:
+    from app.ui.render import ensure_app, parse_size, render_bytes, render_png_bytes
+    if a.chart and a.chart not in CHARTS:
+        return _fail(f"no chart called {a.chart!r}; charts are: {', '.join(CHARTS)}")
+    try:
+        size = parse_size(a.size)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if not 0.25 <= a.scale <= 4:
+        return _fail("--scale is between 0.25 and 4")
+    out = a.out if a.chart else (a.deck or a.series or a.table)
+    if a.chart and not out:
+        return _fail("--chart needs --out PATH")
+    check_writable(out)                   # before any work: an unwritable path fails fast
+    fmt = None
+    if a.chart:
+        fmt = (a.format or Path(out).suffix.lstrip(".")).lower()
+        if fmt not in ("png", "svg", "pdf"):
+            return _fail(f"cannot tell the format of {out}: give --format png, svg or pdf")
+    comp = load_comparison([parse_ref(x) for x in a.runs], align=a.align,
+                           names=a.names.split(",") if a.names else None)
+    base = a.base - 1
+    if not 0 <= base < len(comp):
+        return _fail(f"there is no run {a.base} to use as the base; runs are numbered 1 to "
+                     f"{len(comp)}")
+    phases = [a.phase] if a.phase else (comp.common_phases() or comp.phase_order())
+    if a.series:
+        if out.lower().endswith(".json"):
+            write_text(out, to_json(comp.series_json()))
+        else:
+            seconds, cols = comp.series_columns()
+            write_text(out, series_csv(seconds, cols))
+    elif a.table:
+        suffix = Path(out).suffix.lower()
+        fmt_t = {".md": "markdown", ".markdown": "markdown", ".html": "html", ".htm": "html",
+                 ".csv": "csv"}.get(suffix)
+        if fmt_t is None:
+            return _fail(f"tables are written as .md, .html or .csv, not {suffix or out!r}")
+        tables = comp.tables(base, phases)
+        write_text(out, tables_text(tables, fmt_t))
+    elif a.chart:
+        ensure_app()
+        from app.store.export import write_bytes
+        write_bytes(out, render_bytes(comp, a.chart, fmt, size, a.scale, mode=a.mode,
+                                      title=a.title))
+    else:
+        ensure_app()
+        names = [c for c in DECK_CHARTS if c in comp.charts()]
+        charts = [(c, render_png_bytes(comp, c, size, 1.0, mode=a.mode)) for c in names]
+        tables = comp.tables(base, phases)
+        sub = (f"aligned on the start of {comp.align_phase}" if comp.align_phase
+               else "aligned on run start") + f"; ratios to run {base + 1}"
+        write_deck(out, a.title or comp.title(), sub, comp.deck_runs(), charts, tables)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
