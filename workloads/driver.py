@@ -123,8 +123,11 @@ class Phase:
                  counters: Sequence[str] = (), carr=None, rate=None):
         self.name, self.types, self.arr, self.nvu = name, list(types), arr, nvu
         self.counters, self.carr, self.rate = list(counters), carr, rate
+        self.procs: list = []
+        self.vu_first = [[0, 0]] * nvu
         self.last = self.snapshot()
         self.first = self.last
+        self.vu_first = [r[:2] for r in self.per_vu()]
         self.clast = self.cfirst = self.csnapshot()
         self.last_t = 0.0
         self.started_t = 0.0
@@ -141,6 +144,17 @@ class Phase:
                 row = a[b:b + SLOT]
                 acc = [x + y for x, y in zip(acc, row)]
             out.append(acc)
+        return out
+
+    def per_vu(self) -> list[list]:
+        """Per virtual user: [operations, errors, state] since the phase started."""
+        n = len(self.types)
+        a, first, out = self.arr, self.vu_first, []
+        for v in range(self.nvu):
+            ops = sum(a[(v * n + ti) * SLOT] for ti in range(n))
+            err = sum(a[(v * n + ti) * SLOT + 1] for ti in range(n))
+            alive = self.procs[v].is_alive() if self.procs else True
+            out.append([ops - first[v][0], err - first[v][1], "running" if alive else "ended"])
         return out
 
     def csnapshot(self) -> list[int]:
@@ -199,8 +213,9 @@ class Agent:
             raise StopRun()
 
     @contextmanager
-    def phase(self, name: str, planned_s: float | None = None):
-        extra = {"planned_s": planned_s} if planned_s is not None else {}
+    def phase(self, name: str, planned_s: float | None = None, **extra):
+        if planned_s is not None:
+            extra["planned_s"] = planned_s
         self.em.emit("phase", name=name, state="start", **extra)
         t = self.em.now()
         try:
@@ -292,7 +307,8 @@ class Agent:
         if ph.rate is not None:
             rate = ph.rate(body["ops"], body.get("counters", {}), span)
         ev = self.em.emit("sample", phase=ph.name, interval=[round(ph.last_t, 4), round(now, 4)],
-                          rate=round(rate, 2), unit=self.unit, clients=ph.nvu, **body)
+                          rate=round(rate, 2), unit=self.unit, clients=ph.nvu,
+                          vus=ph.per_vu() if ph.nvu <= 256 else None, **body)
         ph.last, ph.last_t, ph.clast = cur, now, ccur
         return ev
 
@@ -300,7 +316,8 @@ class Agent:
     def run_clients(self, name: str, fn: Callable[[VU], None], clients: int, seconds: float,
                     types: Sequence[str], counters: Sequence[str] = (),
                     rate: Callable[[dict, dict, float], float] | None = None,
-                    summary_extra: Callable[[dict], dict] | None = None) -> dict:
+                    summary_extra: Callable[[dict], dict] | None = None,
+                    vu_info: Sequence[dict] | None = None) -> dict:
         """Run `clients` processes of `fn` for `seconds`; emit samples and the phase summary.
 
         Optional hooks for workloads with more than ops by type (TPROC-C):
@@ -309,7 +326,8 @@ class Agent:
         seconds)` gives the sample's and the summary's `rate` in the workload's unit
         (default: all ops per second). `summary_extra(summary)` runs after the virtual users
         ended and the server counters settled; the dict it returns is merged into the
-        summary before it is emitted.
+        summary before it is emitted. `vu_info` describes each virtual user (for example its
+        home warehouse) in the phase's start event.
         """
         ctx = mp.get_context("fork")
         ntypes = len(types)
@@ -322,7 +340,8 @@ class Agent:
         server_counts = ctx.RawArray("q", [-1] * clients)
         errq = ctx.Queue()
         procs = []
-        with self.phase(name, planned_s=seconds):
+        info = {"vus": list(vu_info)} if vu_info else {}
+        with self.phase(name, planned_s=seconds, **info):
             for i in range(clients):
                 vu = VU(i, self.target, self.params, arr, ntypes, stop, go, ready, errq, rusage,
                         server_counts)
@@ -344,6 +363,7 @@ class Agent:
             t_go = self.em.now()
             with self._lock:
                 ph = Phase(name, types, arr, clients, counters, carr, rate)
+                ph.procs = procs
                 ph.last_t = ph.started_t = t_go
                 self._phase = ph
             go.value = 1

@@ -52,9 +52,10 @@ def run(agent) -> None:
     if p["stored-procedures"]:
         install_procedures(agent)
     vus = p["vus"]
+    info = vu_info(vus, p["warehouses"], p["use-all-warehouses"])
     if p["rampup"] > 0:
         agent.run_clients("rampup", vu_main, vus, p["rampup"], TYPES, counters=COUNTERS,
-                          rate=nopm_rate)
+                          rate=nopm_rate, vu_info=info)
     before = {"d_next_o_id": sum_next_o_id(agent.target)}
 
     def result(summary: dict) -> dict:
@@ -63,7 +64,7 @@ def run(agent) -> None:
                                          agent.target.dialect, p)}
 
     agent.run_clients("measure", vu_main, vus, p["duration"], TYPES, counters=COUNTERS,
-                      rate=nopm_rate, summary_extra=result)
+                      rate=nopm_rate, summary_extra=result, vu_info=info)
     if p["check-after"]:
         from . import check
         check.run_phase(agent)
@@ -193,15 +194,28 @@ def _procedures_current(db: SqlSession) -> bool:
 
 
 # --- input generation (TPC-C 2.4.1, 2.5.1, 2.6.1, 2.7.1, 2.8.1) ------------------------------
+def home_warehouses(index: int, nvu: int, warehouses: int, all_warehouses: bool) -> list[int]:
+    if all_warehouses and warehouses > nvu:
+        return [w for w in range(1, warehouses + 1) if (w - 1) % nvu == index]
+    return [index % warehouses + 1]
+
+
+def vu_info(nvu: int, warehouses: int, all_warehouses: bool) -> list[dict]:
+    """What the virtual-user table shows: each user's home warehouse(s)."""
+    out = []
+    for i in range(nvu):
+        homes = home_warehouses(i, nvu, warehouses, all_warehouses)
+        out.append({"vu": i + 1, "home": ",".join(map(str, homes[:8]))
+                    + ("…" if len(homes) > 8 else "")})
+    return out
+
+
 class Inputs:
     def __init__(self, rng, index: int, nvu: int, warehouses: int, all_warehouses: bool):
         self.rng = rng
         self.rr = rng.random
         self.W = warehouses
-        if all_warehouses and warehouses > nvu:
-            self.homes = [w for w in range(1, warehouses + 1) if (w - 1) % nvu == index]
-        else:
-            self.homes = [index % warehouses + 1]
+        self.homes = home_warehouses(index, nvu, warehouses, all_warehouses)
         # the cumulative mix
         acc, self.cum = 0, []
         for wt in WEIGHTS:
