@@ -28,6 +28,8 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "Run the workload on the selected host and target", "&Run", True),
     ActionSpec("stop", "&Stop", "Ctrl+.", "SP_MediaStop",
                "Stop the run cleanly (the summary is still written)", "&Run", True),
+    ActionSpec("plan", "&Plan…", "Ctrl+Shift+P", "SP_FileDialogDetailedView",
+               "Build or open a plan: many runs one after another on one host", "&Run", True),
     ActionSpec("add_host", "Add &Host…", "", "SP_ComputerIcon",
                "Add a machine reached over SSH", "&Hosts", True),
     ActionSpec("edit_host", "Edit Host…", "", "", "Edit the selected host", "&Hosts"),
@@ -37,10 +39,12 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("edit_target", "Edit Target…", "", "", "Edit the selected target", "&Hosts"),
     ActionSpec("remove_target", "Remove Target", "", "", "Remove the selected target",
                "&Hosts"),
+    ActionSpec("profiles", "Server &Profiles…", "", "",
+               "Browse, edit, check and compare server profiles", "&Hosts"),
     ActionSpec("about", "&About Versus", "", "", "", "&Help"),
 )
 
-SEPARATE_BEFORE = {"quit", "add_target"}        # menu separators, by action id
+SEPARATE_BEFORE = {"quit", "add_target", "plan", "profiles"}        # menu separators, by action id
 
 
 def build_actions(parent: QWidget) -> dict[str, QAction]:

@@ -128,6 +128,7 @@ class MainWindow(QMainWindow):
         self.last_outcome: Any = None
         self._opened_sessions: list[Path] = []    # files opened from outside sessions_dir
         self._loading: tuple[str, str] | None = None
+        self.plan_widget = None                   # the Plan tab, made when first opened
 
         self.setWindowTitle("Versus")
         self.setObjectName("MainWindow")
@@ -322,6 +323,8 @@ class MainWindow(QMainWindow):
             lambda: self._open_target_dialog(self.selected_target()))
         a["remove_target"].triggered.connect(self._on_remove_target_action_triggered)
         a["about"].triggered.connect(self._on_about_action_triggered)
+        a["profiles"].triggered.connect(self._on_profiles_action_triggered)
+        a["plan"].triggered.connect(self._on_plan_action_triggered)
         self.run_button.clicked.connect(a["run"].trigger)
         self.stop_button.clicked.connect(a["stop"].trigger)
         self.workload_combo.currentIndexChanged.connect(self._on_workload_combo_changed)
@@ -785,6 +788,24 @@ class MainWindow(QMainWindow):
             self.reload_catalog(select_target="embedded-postgres")
 
     @Slot()
+    def _on_profiles_action_triggered(self) -> None:
+        from .profile_editor import ProfileEditorDialog
+        self._show_dialog(ProfileEditorDialog(self.catalog, parent=self))
+
+    @Slot()
+    def _on_plan_action_triggered(self) -> None:
+        if self.plan_widget is None:
+            from .plan_view import PlanWidget
+            self.plan_widget = PlanWidget(self.catalog)
+            self.plan_widget.setObjectName("plan_widget")
+            self.plan_widget.plan_ended.connect(lambda _o: self.refresh_sessions())
+            self.plan_widget.plan_started.connect(lambda _id: self.refresh_sessions())
+            self.plan_widget.plan_idle.connect(
+                lambda: self.close() if self._close_when_idle else None)
+            self.tabs.addTab(self.plan_widget, "Plan")
+        self.tabs.setCurrentWidget(self.plan_widget)
+
+    @Slot()
     def _on_about_action_triggered(self) -> None:
         QMessageBox.about(self, "About Versus",
                           "Versus runs database benchmarks, streams live charts and keeps "
@@ -792,6 +813,11 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ closing
     def closeEvent(self, event: QCloseEvent) -> None:
+        if self.plan_widget is not None and not self.plan_widget.shutdown():
+            # a followed plan goes on on the host; close once its thread has let go
+            self._close_when_idle = True
+            event.ignore()
+            return
         if self._worker is not None or self._thread is not None:
             # Never block the GUI: ask the run to stop and close once its thread is done.
             if self._worker is not None:

@@ -1,0 +1,77 @@
+"""Check a profile against a running server: the host renders the profile for itself and asks
+the server which names it lacks and which values it would refuse (workloads.settings_check).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from app.model.profile import Profile, ProfileError
+from app.store.profiles import check_config
+
+from .agentctl import AgentControl
+from .errors import RemoteError
+from .hosts import open_transport, resolve_host
+from .runner import _embedded_target, agent_python, resolve_target, target_password
+
+
+@dataclass
+class SettingProblem:
+    line: int                     # 1-based line of the profile's config text
+    name: str
+    value: str | None
+    kind: str                     # unknown | rejected
+    message: str
+
+
+@dataclass
+class ProfileCheck:
+    target: str
+    version: str
+    checked: int                  # how many settings were looked at
+    problems: list[SettingProblem] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _family(engine: str) -> str:
+    return "postgres" if engine == "postgres" else "mysql"
+
+
+def check_profile_on_target(profile: Profile, target_name: str, catalog=None,
+                            host_name: str | None = None, clients: int = 16,
+                            accept_fingerprint: str | None = None) -> ProfileCheck:
+    """Raises ProfileError (the profile itself is wrong, or is for another engine) or
+    RemoteError (the host or the server cannot be reached), each with a sentence."""
+    check_config(profile)
+    target = resolve_target(target_name, catalog)
+    host = resolve_host(host_name or target.host or "local", catalog)
+    if target.is_embedded:
+        target = _embedded_target(host)
+    if _family(profile.engine) != _family(target.engine):
+        raise ProfileError(f"{profile.id} is a {profile.engine} profile and {target_name} is a "
+                           f"{target.engine} server")
+    t = open_transport(host, accept_fingerprint)
+    try:
+        ctl = AgentControl(t, agent_python(host))
+        ctl.deploy()
+        payload = (json.dumps({"target": target.spec(), "engine": profile.engine,
+                               "config": profile.config, "clients": clients}) + "\n"
+                   + target_password(target) + "\n").encode()
+        argv = ["env", f"PYTHONPATH={ctl.agent_dir}", ctl.python, "-m",
+                "workloads.settings_check"]
+        c = t.run(argv, stdin=payload, timeout=120, check=False)
+    finally:
+        t.close()
+    try:
+        out = json.loads(c.stdout.decode().strip().splitlines()[-1])
+    except (ValueError, IndexError):
+        raise RemoteError("the host could not check the profile: "
+                          + c.stderr.decode("utf-8", "replace").strip()[-300:]) from None
+    if not out.get("ok"):
+        raise RemoteError(out.get("error", "the profile check failed"))
+    return ProfileCheck(target_name, out.get("version", ""), int(out.get("checked", 0)),
+                        [SettingProblem(int(p["line"]), p["name"], p.get("value"), p["kind"],
+                                        p["message"]) for p in out.get("problems", [])])
