@@ -115,7 +115,11 @@ def main() -> None:
                         ("cursor items in the plots", "items"),
                         ("10-min window follows", "follow")):
         play(mode)                                           # warm-up
+        painted = overlay.painted
         ts = play(mode)
+        if mode == "overlay":
+            assert overlay.painted - painted >= a.frames, "the overlay did not paint each frame"
+            overlay.widget.grab().save(f"{a.dir}/replay-overlay.png")
         med = statistics.median(ts) * 1000
         p95 = sorted(ts)[int(len(ts) * 0.95)] * 1000
         print(f"  {label:<26} median {med:6.1f} ms/frame  p95 {p95:6.1f} ms  "

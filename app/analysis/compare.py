@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from app.model.runset import (CHARTS, EFFICIENCY_KEYS, METRICS, NA, TABLE_METRICS, Metric,
-                              Ratio, RunRef, Table, ratio, run_colour)
+from app.model.runset import (CHARTS, EFFICIENCY_KEYS, METRICS, TABLE_METRICS, Ratio, RunRef,
+                              Table, ratio, run_colour)
 from app.store.session import SeriesTable, SessionError, SessionFile
 from workloads import events as ev_format
 
@@ -195,7 +195,6 @@ def load_run(session: SessionFile, run_id: str, index: int, file: str, rec=None)
                   sample.t[-1] if sample.t else 0.0, hosts.t[-1] if hosts.t else 0.0])
     unit = (next((u for u in sample.unit if u), None) or hello.get("throughput_unit")
             or rec.info.get("throughput_unit") or "ops/s")
-    engine = str((hello.get("target") or {}).get("engine") or "")
     return RunData(ref=RunRef(file, run_id), index=index, label="", colour=run_colour(index),
                    workload=rec.workload, target=rec.target, host=rec.host, params=rec.params,
                    status=rec.status, hello=hello, server_version=version, unit=unit,
