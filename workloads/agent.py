@@ -26,6 +26,7 @@ import sys
 import time
 
 from . import events
+from .daemon import detach
 from .db import DatabaseError, SqlSession, TargetInfo
 from .driver import AGENT_VERSION, Agent, Emitter, StopRun
 from .params import ParamError
@@ -124,32 +125,8 @@ def cmd_run(rundir: str, echo: bool) -> int:
 
 
 def cmd_start(rundir: str) -> int:
-    """Detach with a double fork and setsid, so the run outlives the SSH connection."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid:
-        os.close(w)
-        child = os.read(r, 64).decode().strip()
-        os.close(r)
-        os.waitpid(pid, 0)
-        print(child, flush=True)
-        return 0 if child else 1
-    os.close(r)
-    os.setsid()
-    if os.fork():
-        os._exit(0)
-    os.write(w, str(os.getpid()).encode())
-    os.close(w)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    log = os.open(os.path.join(rundir, "agent.log"), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(devnull, 0); os.dup2(devnull, 1); os.dup2(log, 2)
-    os.chdir(rundir)
-    try:
-        code = cmd_run(rundir, echo=False)
-    finally:
-        sys.stderr.flush()
-    os._exit(code)
-
+    """Detached (double fork, setsid), so the run outlives the SSH connection."""
+    return detach(lambda: cmd_run(rundir, echo=False), os.path.join(rundir, "agent.log"), rundir)
 
 def cmd_follow(rundir: str, from_seq: int, poll: float = 0.1) -> int:
     """Print spool events with seq >= from_seq as they arrive; exit after `end`.

@@ -24,6 +24,8 @@ import subprocess
 import sys
 import time
 
+from .daemon import detach
+
 STATES = ("waiting", "loading", "running", "done", "failed", "skipped")
 FINAL = ("done", "failed", "skipped")
 # phases that prepare the data rather than measure
@@ -287,38 +289,6 @@ def control(plandir: str, op: str, runs: list[str]) -> None:
     name = f"{time.time_ns():020d}-{secrets.token_hex(3)}"
     _write_json(os.path.join(d, name + ".tmp-json"), {"op": op, "runs": runs})
     os.replace(os.path.join(d, name + ".tmp-json"), os.path.join(d, name + ".json"))
-
-
-def detach(fn, logpath: str, cwd: str) -> int:
-    """Run fn() in a double-forked, setsid'd process; print its pid."""
-    r, w = os.pipe()
-    pid = os.fork()
-    if pid:
-        os.close(w)
-        child = os.read(r, 64).decode().strip()
-        os.close(r)
-        os.waitpid(pid, 0)
-        print(child, flush=True)
-        return 0 if child else 1
-    os.close(r)
-    os.setsid()
-    if os.fork():
-        os._exit(0)
-    os.write(w, str(os.getpid()).encode())
-    os.close(w)
-    devnull = os.open(os.devnull, os.O_RDWR)
-    log = os.open(logpath, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-    os.dup2(devnull, 0); os.dup2(devnull, 1); os.dup2(log, 2)
-    os.chdir(cwd)
-    code = 1
-    try:
-        code = fn()
-    except BaseException:
-        import traceback
-        traceback.print_exc()
-    finally:
-        sys.stderr.flush()
-    os._exit(code)
 
 
 def main(argv: list[str]) -> int:

@@ -16,6 +16,13 @@ DEFAULT_CAPACITY = 200_000      # ~55 h of 1 s samples per series, 3.2 MB at mos
 
 LATENCY_KEYS = ("p50", "p95", "p99")
 CPU_KEYS = ("user", "system", "iowait", "idle", "steal")
+MAX_TYPES = 16          # transaction types that get series of their own; more are not charted
+MAX_VUS = 4096          # rows kept for the virtual-user table
+# Server counters whose per-second sum is the server's transaction rate (TPM = x 60).
+TXN_COUNTERS = {
+    "pg_stat_database": ("xact_commit", "xact_rollback"),
+    "SHOW GLOBAL STATUS": ("Com_commit", "Com_rollback"),
+}
 
 
 class Ring:
@@ -67,6 +74,17 @@ class Note:
 
 
 @dataclass(frozen=True)
+class VirtualUser:
+    """One row of the virtual-user table: the latest sample's totals for the open phase."""
+    vu: int
+    state: str            # "running" | "ended" | "starting" (phase started, no sample yet)
+    home: str             # home warehouse(s) from the phase start; "" when not given
+    transactions: int | None    # since the phase started; None when the sample had no totals
+    errors: int | None
+    phase: str | None
+
+
+@dataclass(frozen=True)
 class RunState:
     """Where a run stands, read by the progress bar; a copy, safe to keep."""
     run_id: str | None
@@ -89,6 +107,13 @@ class SeriesStore:
     Series: ``throughput`` (sample.rate at the interval end), ``errors`` (errors per second),
     ``latency.p50/.p95/.p99`` (sample.lat_ms["all"], ms), ``cpu.user/.system/.iowait/.idle/
     .steal`` (host.cpu, percent).
+
+    TPROC-C and other multi-type workloads add: ``nopm`` (sample.rate when the unit is NOPM:
+    new orders counted by the client, per minute), ``tpm.server`` (db events: the server's
+    commits + rollbacks per second x 60, minus the monitor's own polls), and per transaction
+    type ``latency.<type>.p50/.p95/.p99`` (ms) and ``ops.<type>`` (per second), when a
+    sample has two or more types (one type is what ``latency.*`` already shows).
+    ``virtual_users()`` is the latest per-VU snapshot, replaced, never accumulated.
     """
 
     NOTE_CAPACITY = 5_000
@@ -108,6 +133,13 @@ class SeriesStore:
         self._last_seq = 0
         self._events = 0
         self._unit = "QPS"
+        self._types: list[str] = []         # transaction types in order of first appearance
+        self._server_source: str | None = None
+        self._vu_info: list[tuple[int, str]] = []   # (vu, home) from the open phase's start
+        self._vu_totals: list | None = None         # latest sample's vus: [ops, errors, state]
+        self._vu_phase: str | None = None
+        self._vu_sampled = False                    # a sample of that phase has arrived
+        self._vu_closed = False                     # that phase (or the run) has ended
         self.version = 0
 
     # --- writing (any thread) ------------------------------------------------------------
@@ -119,6 +151,10 @@ class SeriesStore:
             self._summaries.clear()
             self._hello = self._progress = self._end = None
             self._last_t, self._last_seq, self._events, self._unit = 0.0, 0, 0, "QPS"
+            self._types.clear()
+            self._server_source = None
+            self._vu_info, self._vu_totals, self._vu_phase = [], None, None
+            self._vu_sampled = self._vu_closed = False
             self.version += 1
 
     def ingest(self, events: Iterable[dict[str, Any]]) -> int:
@@ -152,14 +188,21 @@ class SeriesStore:
                 self._add("throughput", t_end, rate)
             if ev.get("unit"):
                 self._unit = str(ev["unit"])
+            if rate is not None and self._unit == "NOPM":
+                self._add("nopm", t_end, rate)
             errors = ev.get("errors") or {}
             n_err = sum(v for v in errors.values() if isinstance(v, (int, float)))
             self._add("errors", t_end, n_err / dt if dt > 0 else float(n_err))
-            lat = (ev.get("lat_ms") or {}).get("all") or {}
+            lat_ms = ev.get("lat_ms") or {}
+            lat = lat_ms.get("all") or {}
             for key in LATENCY_KEYS:
                 v = _num(lat.get(key))
                 if v is not None:       # an interval with no operations has no latency
                     self._add(f"latency.{key}", t_end, v)
+            self._take_types(ev, lat_ms, t_end, dt)
+            self._take_vus(ev)
+        elif kind == "db":
+            self._take_db(ev, t)
         elif kind == "host":
             t_end = _interval_end(ev, t)
             cpu = ev.get("cpu") or {}
@@ -172,8 +215,14 @@ class SeriesStore:
             if ev.get("state") == "start":
                 self._phases.append([name, t, None])
                 self._progress = None
+                if isinstance(ev.get("vus"), list):     # counts restart with each phase
+                    self._vu_info = _vu_info(ev["vus"])
+                    self._vu_totals, self._vu_phase = None, name
+                    self._vu_sampled = self._vu_closed = False
                 self._note(t, "info", f"Phase {name} started")
             elif ev.get("state") == "end":
+                if name == self._vu_phase:
+                    self._vu_closed = True
                 for span in reversed(self._phases):
                     if span[0] == name and span[2] is None:
                         span[2] = t
@@ -205,6 +254,7 @@ class SeriesStore:
                                   f"{_fmt_num(ev.get('duration_s'))} s")
         elif kind == "end":
             self._end = dict(ev)
+            self._vu_closed = True
             for span in self._phases:          # a stopped run leaves its phase open
                 if span[2] is None:
                     span[2] = t
@@ -212,6 +262,55 @@ class SeriesStore:
             status = ev.get("status", "?")
             self._note(t, "error" if status == "failed" else "info",
                        f"Run ended: {status}" + (f" ({reason})" if reason else ""))
+
+    def _take_types(self, ev: dict, lat_ms: dict, t_end: float, dt: float) -> None:
+        ops = ev.get("ops") if isinstance(ev.get("ops"), dict) else {}
+        types = [k for k in (*ops, *lat_ms) if k != "all"]
+        if len(set(types)) < 2:
+            return
+        for name in types:
+            if name not in self._types:
+                if len(self._types) >= MAX_TYPES:
+                    continue
+                self._types.append(str(name))
+        for name in self._types:
+            n = _num(ops.get(name))
+            if n is not None and dt > 0:
+                self._add(f"ops.{name}", t_end, n / dt)
+            lat = lat_ms.get(name)
+            if isinstance(lat, dict):
+                for key in LATENCY_KEYS:
+                    v = _num(lat.get(key))
+                    if v is not None:
+                        self._add(f"latency.{name}.{key}", t_end, v)
+
+    def _take_vus(self, ev: dict) -> None:
+        vus = ev.get("vus")
+        phase = ev.get("phase")
+        if phase != self._vu_phase:          # a phase that announced no virtual users
+            self._vu_info, self._vu_phase, self._vu_closed = [], phase, False
+        self._vu_sampled = True
+        if isinstance(vus, list):
+            self._vu_totals = [v for v in vus[:MAX_VUS]
+                               if isinstance(v, (list, tuple)) and len(v) >= 3]
+        else:                                # too many users for per-user totals
+            self._vu_totals = None
+            if not self._vu_info and _num(ev.get("clients")):
+                self._vu_info = [(i + 1, "") for i in range(min(int(ev["clients"]), MAX_VUS))]
+
+    def _take_db(self, ev: dict, t: float) -> None:
+        counters = ev.get("counters") or {}
+        names = TXN_COUNTERS.get(str(ev.get("source", "")))
+        if names is None or not isinstance(counters, dict):
+            return
+        values = [_num(counters.get(n)) for n in names]
+        dt = _interval_len(ev)
+        if any(v is None for v in values) or dt <= 0:
+            return
+        own = _num(ev.get("own_xacts"), 0.0) or 0.0
+        txns = max(0.0, sum(values) - own)
+        self._server_source = f"{ev['source']} {' + '.join(names)}"
+        self._add("tpm.server", _interval_end(ev, t), round(txns / dt * 60.0, 3))
 
     def _add(self, name: str, t: float, v: float) -> None:
         ring = self._series.get(name)
@@ -259,6 +358,34 @@ class SeriesStore:
         with self._lock:
             return [n for n in self._notes if n.id > note_id]
 
+    def types(self) -> list[str]:
+        """Transaction types with series of their own, in order of first appearance."""
+        with self._lock:
+            return list(self._types)
+
+    def server_source(self) -> str | None:
+        """Where ``tpm.server`` comes from, e.g. "pg_stat_database xact_commit + xact_rollback"."""
+        with self._lock:
+            return self._server_source
+
+    def virtual_users(self) -> list[VirtualUser]:
+        """The virtual-user table: one row per user of the open (or last) phase."""
+        with self._lock:
+            totals = self._vu_totals or []
+            n = max(len(totals), len(self._vu_info))
+            rows = []
+            for i in range(n):
+                vu, home = self._vu_info[i] if i < len(self._vu_info) else (i + 1, "")
+                if i < len(totals):
+                    ops, err, state = totals[i][0], totals[i][1], str(totals[i][2])
+                    rows.append(VirtualUser(vu, state, home, _int(ops), _int(err),
+                                            self._vu_phase))
+                else:
+                    state = "ended" if self._vu_closed else \
+                        "running" if self._vu_sampled else "starting"
+                    rows.append(VirtualUser(vu, state, home, None, None, self._vu_phase))
+            return rows
+
     def summaries(self) -> list[dict]:
         with self._lock:
             return [dict(s) for s in self._summaries]
@@ -284,6 +411,22 @@ def _num(x: Any, default: float | None = None) -> float | None:
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return default
     return float(x)
+
+
+def _int(x: Any) -> int | None:
+    v = _num(x)
+    return None if v is None else int(v)
+
+
+def _vu_info(vus: list) -> list[tuple[int, str]]:
+    out = []
+    for i, v in enumerate(vus[:MAX_VUS]):
+        if isinstance(v, dict):
+            n = v.get("vu")
+            out.append((int(n) if isinstance(n, int) else i + 1, str(v.get("home") or "")))
+        else:
+            out.append((i + 1, ""))
+    return out
 
 
 def _interval_end(ev: dict, t: float) -> float:

@@ -41,16 +41,43 @@ ACTIONS: tuple[ActionSpec, ...] = (
                "&Hosts"),
     ActionSpec("profiles", "Server &Profiles…", "", "",
                "Browse, edit, check and compare server profiles", "&Hosts"),
+    ActionSpec("compare", "&Compare Runs", "Ctrl+Shift+M", "SP_FileDialogContentsView",
+               "Compare the runs selected in the Sessions list (Ctrl+click to pick several)",
+               "&Compare", True),
     ActionSpec("about", "&About Versus", "", "", "", "&Help"),
+)
+
+# The Compare view's own actions: shortcuts work while the view (or a child) has focus.
+COMPARE_ACTIONS: tuple[ActionSpec, ...] = (
+    ActionSpec("play_pause", "Play / Pause", "Space", "SP_MediaPlay",
+               "Replay the runs as if live, or pause"),
+    ActionSpec("step_back", "Step Back", ",", "SP_MediaSeekBackward",
+               "Move the clock back by one second of play at the current speed"),
+    ActionSpec("step_forward", "Step Forward", ".", "SP_MediaSeekForward",
+               "Move the clock on by one second of play at the current speed"),
+    ActionSpec("loop", "Loop", "L", "", "Start again at the beginning after the end"),
+    ActionSpec("export_chart", "Export Chart…", "Ctrl+E", "SP_DialogSaveButton",
+               "Save a chart as PNG, SVG or PDF in the light slide theme"),
+    ActionSpec("copy_chart", "Copy Chart", "", "", "Copy a chart to the clipboard as an image"),
+    ActionSpec("export_series_csv", "Series as CSV…", "", "",
+               "One row per second, one column per run and metric"),
+    ActionSpec("export_series_json", "Series as JSON…", "", "",
+               "Every point at full resolution with the runs' facts"),
+    ActionSpec("export_tables_md", "Tables as Markdown…", "", "", ""),
+    ActionSpec("export_tables_html", "Tables as HTML…", "", "", "With the ratio colours"),
+    ActionSpec("export_tables_csv", "Tables as CSV…", "", "", ""),
+    ActionSpec("export_deck", "Slide Deck (.pptx)…", "", "",
+               "Title slide, one slide per chart, one per table"),
 )
 
 SEPARATE_BEFORE = {"quit", "add_target", "plan", "profiles"}        # menu separators, by action id
 
 
-def build_actions(parent: QWidget) -> dict[str, QAction]:
+def build_actions(parent: QWidget, specs: tuple[ActionSpec, ...] = ACTIONS
+                  ) -> dict[str, QAction]:
     style = parent.style()
     actions: dict[str, QAction] = {}
-    for spec in ACTIONS:
+    for spec in specs:
         act = QAction(spec.text, parent)
         act.setObjectName(f"action_{spec.id}")
         if spec.shortcut:

@@ -2,6 +2,9 @@
 
 Views never own data: ``refresh()`` copies from the store only when its version moved, so a
 burst of events costs one redraw however many arrived.
+
+A run whose unit is NOPM (TPROC-C) gets its own first two charts: NOPM (the client's new
+orders) next to TPM (the server's commits + rollbacks), and p95 latency per transaction type.
 """
 from __future__ import annotations
 
@@ -37,6 +40,27 @@ CHARTS = {
 }
 
 
+# TPROC-C (unit NOPM): the two rates HammerDB users read, each from where it is counted.
+NOPM_CHARTS = {
+    "throughput": {
+        "title": "NOPM · client new orders; TPM · server commits+rollbacks",
+        "unit": "per minute",
+        "lines": [("nopm", "NOPM", BLUE), ("tpm.server", "TPM", ORANGE)],
+    },
+    "latency": {
+        "title": "Latency p95 · by transaction type",
+        "unit": "ms",
+        "lines": [],            # one per transaction type, added as the types appear
+    },
+}
+TYPE_COLOURS = (BLUE, ORANGE, GREEN, RED, PURPLE, SKY, GREY)
+
+
+def type_lines(types: list[str]) -> list[tuple[str, str, str]]:
+    return [(f"latency.{name}.p95", name, TYPE_COLOURS[i % len(TYPE_COLOURS)])
+            for i, name in enumerate(types)]
+
+
 def configure_pyqtgraph() -> None:
     pg.setConfigOptions(background="w", foreground="#333333", antialias=True)
 
@@ -56,6 +80,15 @@ class ElapsedAxis(pg.AxisItem):
         return out
 
 
+class CountAxis(pg.AxisItem):
+    """Whole numbers with thousands separators (TPM reaches 1,000,000); fractions as usual."""
+
+    def tickStrings(self, values, scale, spacing):
+        if spacing * scale < 1:
+            return super().tickStrings(values, scale, spacing)
+        return [f"{v * scale:,.0f}" for v in values]
+
+
 class DashboardWidget(QWidget):
     """The live (or replayed) dashboard. ``curves[series_name]`` is the PlotDataItem."""
 
@@ -67,6 +100,8 @@ class DashboardWidget(QWidget):
         self._phase_marks: list[tuple[str, float]] = []
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.plots: dict[str, pg.PlotItem] = {}
+        self.charts: dict[str, dict] = {k: dict(c) for k, c in CHARTS.items()}
+        self.mode = "default"           # "nopm" for TPROC-C: NOPM/TPM and latency by type
         self._markers: dict[str, list[pg.InfiniteLine]] = {}
 
         layout = QVBoxLayout(self)
@@ -79,21 +114,20 @@ class DashboardWidget(QWidget):
         first: pg.PlotItem | None = None
         for row, (key, chart) in enumerate(CHARTS.items()):
             plot = self.graphics.addPlot(row=row, col=0,
-                                         axisItems={"bottom": ElapsedAxis("bottom")})
-            plot.setTitle(self._title_html(chart), size="10pt")
+                                         axisItems={"bottom": ElapsedAxis("bottom"),
+                                                    "left": CountAxis("left")})
             plot.setLabel("left", chart["unit"])
             for side in ("left", "bottom"):
                 # "ms (x0.001)" or "kQPS" would confuse: keep the unit the user expects.
                 plot.getAxis(side).enableAutoSIPrefix(False)
             plot.showGrid(x=True, y=True, alpha=0.15)
             plot.setMenuEnabled(False)
-            plot.getAxis("left").setWidth(64)    # aligned axes make linked charts readable
+            plot.getAxis("left").setWidth(84)    # aligned axes make linked charts readable
             plot.setClipToView(True)
             plot.setDownsampling(auto=True, mode="peak")
             plot.getViewBox().setMouseEnabled(x=True, y=False)
-            for series, label, colour in chart["lines"]:
-                curve = plot.plot([], [], name=label, pen=pg.mkPen(colour, width=1.6))
-                self.curves[series] = curve
+            self.plots[key] = plot
+            self._set_chart(key, chart)
             # y starts at zero: a benchmark chart whose axis starts at 18,000 exaggerates.
             plot.enableAutoRange(axis="y", enable=False)
             plot.setYRange(0, 100 if key == "cpu" else 1, padding=0.02)
@@ -101,11 +135,24 @@ class DashboardWidget(QWidget):
                 first = plot
             else:
                 plot.setXLink(first)          # zoom on time is linked across panes
-            self.plots[key] = plot
             self._markers[key] = []
         self.plots["cpu"].setLabel("bottom", "elapsed (h:mm:ss)")
         for key in ("throughput", "latency"):
             self.plots[key].getAxis("bottom").setStyle(showValues=False)
+
+    def _set_chart(self, key: str, chart: dict) -> None:
+        """(Re)build one plot's curves, title and unit from a chart description."""
+        plot = self.plots[key]
+        for series, _label, _colour in self.charts[key]["lines"]:
+            curve = self.curves.pop(series, None)
+            if curve is not None:
+                plot.removeItem(curve)
+        self.charts[key] = chart
+        for series, label, colour in chart["lines"]:
+            curve = plot.plot([], [], name=label, pen=pg.mkPen(colour, width=1.6))
+            self.curves[series] = curve
+        plot.setTitle(self._title_html(chart), size="10pt")
+        plot.setLabel("left", chart["unit"])
 
     @staticmethod
     def _title_html(chart: dict) -> str:
@@ -117,13 +164,29 @@ class DashboardWidget(QWidget):
                 for _s, label, c in chart["lines"])
         return html
 
+    def set_mode(self, mode: str) -> None:
+        """"nopm": NOPM and TPM, latency per transaction type; "default": the point charts."""
+        if mode == self.mode:
+            return
+        self.mode = mode
+        for key in ("throughput", "latency"):
+            self._set_chart(key, dict(NOPM_CHARTS[key] if mode == "nopm" else CHARTS[key]))
+        self._drawn_version = -1
+
+    def _sync_type_lines(self) -> None:
+        lines = type_lines(self.store.types())
+        if lines != self.charts["latency"]["lines"]:
+            self._set_chart("latency", {**NOPM_CHARTS["latency"], "lines": lines})
+
     def set_store(self, store: SeriesStore) -> None:
         self.store = store
         self._drawn_version = -1
         self.refresh()
 
     def set_throughput_unit(self, unit: str) -> None:
-        self.plots["throughput"].setLabel("left", unit or "ops/s")
+        self.set_mode("nopm" if unit == "NOPM" else "default")
+        if self.mode == "default":
+            self.plots["throughput"].setLabel("left", unit or "ops/s")
 
     def refresh(self, force: bool = False) -> bool:
         """Redraw from the store if it changed; return whether anything was drawn."""
@@ -131,8 +194,14 @@ class DashboardWidget(QWidget):
         if version == self._drawn_version and not force:
             return False
         self._drawn_version = version
+        state = self.store.state()
+        if state.events:          # an empty store knows no unit yet: keep the workload's
+            self.set_throughput_unit(state.throughput_unit)
+        if self.mode == "nopm":
+            self._sync_type_lines()
         peaks = {key: 0.0 for key in self.plots}
-        owner = {series: key for key, chart in CHARTS.items() for series, _l, _c in chart["lines"]}
+        owner = {series: key for key, chart in self.charts.items()
+                 for series, _l, _c in chart["lines"]}
         for series, curve in self.curves.items():
             t, v = self.store.arrays(series)
             if len(t):
@@ -143,7 +212,6 @@ class DashboardWidget(QWidget):
                 curve.setData([], [])
         for key in ("throughput", "latency"):
             self.plots[key].setYRange(0, max(peaks[key] * 1.08, 1e-3), padding=0)
-        self.set_throughput_unit(self.store.state().throughput_unit)
         self._draw_phase_marks()
         return True
 

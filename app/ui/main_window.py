@@ -10,11 +10,11 @@ from typing import Any, Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
 from PySide6.QtGui import QCloseEvent, QFontDatabase
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel,
-                               QListWidget, QListWidgetItem, QMainWindow, QMessageBox,
+from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel,
+                               QListWidget, QListWidgetItem, QMainWindow, QMenu, QMessageBox,
                                QPlainTextEdit, QProgressBar, QPushButton, QScrollArea,
                                QSplitter, QStyle, QTabWidget, QToolBar,
-                               QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+                               QToolButton, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from app.model.series import SeriesStore
 from workloads.params import ParamError
@@ -27,7 +27,9 @@ from .param_form import ParamFormWidget
 from .run_worker import RunWorker, start_worker_thread
 from .session_view import SessionViewWidget, load_run, read_sessions
 from .settings import Settings
+from .compare_view import SessionTreeWidget
 from .tasks import TaskRunner
+from .vu_table import VirtualUserTableModel, VirtualUserTableView
 
 REDRAW_MS = 40          # coalescing window: a burst of events costs one redraw
 CLOCK_MS = 500          # elapsed/remaining labels tick even when no event arrives
@@ -129,6 +131,7 @@ class MainWindow(QMainWindow):
         self._opened_sessions: list[Path] = []    # files opened from outside sessions_dir
         self._loading: tuple[str, str] | None = None
         self.plan_widget = None                   # the Plan tab, made when first opened
+        self.compare_widget = None                # the Compare tab, made when first opened
 
         self.setWindowTitle("Versus")
         self.setObjectName("MainWindow")
@@ -178,7 +181,7 @@ class MainWindow(QMainWindow):
             lst.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.host_list.addActions([self.actions["edit_host"], self.actions["remove_host"]])
         self.target_list.addActions([self.actions["edit_target"], self.actions["remove_target"]])
-        self.session_tree = QTreeWidget()
+        self.session_tree = SessionTreeWidget()      # several runs: Ctrl/Shift+click, drag
         self.session_tree.setObjectName("session_tree")
         self.session_tree.setHeaderHidden(True)
         self.session_tree.setIndentation(14)
@@ -218,7 +221,7 @@ class MainWindow(QMainWindow):
         scroll.setFrameShape(QFrame.Shape.NoFrame)
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.form_scroll = scroll
-        pl.addWidget(scroll, 1)
+        pl.addWidget(scroll, 10)          # the form takes the room it needs first
         pl.addSpacing(4)
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run")
@@ -263,6 +266,16 @@ class MainWindow(QMainWindow):
         mono.setPointSizeF(max(8.5, mono.pointSizeF() * 0.92))
         self.log_view.setFont(mono)
         self.log_view.setPlaceholderText("Run messages appear here.")
+        self.vu_model = VirtualUserTableModel(self.store, self)
+        self.vu_view = VirtualUserTableView(self.vu_model)
+        self.vu_view.setObjectName("vu_table")
+        self.log_split = QSplitter(Qt.Orientation.Horizontal)    # log | virtual users
+        self.log_split.setObjectName("log_split")
+        self.log_split.addWidget(self.log_view)
+        self.log_split.addWidget(self.vu_view)
+        self.log_split.setStretchFactor(0, 3)
+        self.log_split.setStretchFactor(1, 2)
+        self.log_split.setSizes([540, 560])
 
         live = QWidget()
         live_l = QHBoxLayout(live)
@@ -271,7 +284,7 @@ class MainWindow(QMainWindow):
         self.run_splitter = QSplitter(Qt.Orientation.Vertical)
         self.run_splitter.setObjectName("run_splitter")
         self.run_splitter.addWidget(self.dashboard)
-        self.run_splitter.addWidget(self.log_view)
+        self.run_splitter.addWidget(self.log_split)
         self.run_splitter.setStretchFactor(0, 5)
         self.run_splitter.setStretchFactor(1, 1)
         self.run_splitter.setSizes([640, 150])
@@ -325,6 +338,9 @@ class MainWindow(QMainWindow):
         a["about"].triggered.connect(self._on_about_action_triggered)
         a["profiles"].triggered.connect(self._on_profiles_action_triggered)
         a["plan"].triggered.connect(self._on_plan_action_triggered)
+        a["compare"].triggered.connect(self._on_compare_action_triggered)
+        a["compare"].setEnabled(False)
+        self.session_tree.itemSelectionChanged.connect(self._on_session_tree_selection_changed)
         self.run_button.clicked.connect(a["run"].trigger)
         self.stop_button.clicked.connect(a["stop"].trigger)
         self.workload_combo.currentIndexChanged.connect(self._on_workload_combo_changed)
@@ -485,6 +501,7 @@ class MainWindow(QMainWindow):
         self._run_params = dict(request.params)
         self.store = SeriesStore()
         self.dashboard.set_store(self.store)
+        self.vu_model.set_store(self.store)
         self.dashboard.clear_view()
         self._notes_seen = 0
         self._run_t0_wall = time.monotonic()
@@ -535,6 +552,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_redraw_timer_timeout(self) -> None:
         self.dashboard.refresh()
+        self.vu_model.refresh()
         for note in self.store.notes_after(self._notes_seen):
             self._notes_seen = note.id
             self.log_line(f"[{fmt_duration(note.t)}] {note.text}", note.level)
@@ -714,6 +732,9 @@ class MainWindow(QMainWindow):
         data = item.data(0, ROLE_NAME) if item else None
         if not data or data[0] != "run":
             return
+        if QApplication.keyboardModifiers() & (Qt.KeyboardModifier.ControlModifier
+                                               | Qt.KeyboardModifier.ShiftModifier):
+            return                          # picking several runs to compare, not opening one
         _, path, run_id = data
         if self._loading == (path, run_id):
             return
@@ -791,6 +812,37 @@ class MainWindow(QMainWindow):
     def _on_profiles_action_triggered(self) -> None:
         from .profile_editor import ProfileEditorDialog
         self._show_dialog(ProfileEditorDialog(self.catalog, parent=self))
+
+    @Slot()
+    def _on_session_tree_selection_changed(self) -> None:
+        self.actions["compare"].setEnabled(bool(self.session_tree.selected_refs()))
+
+    @Slot()
+    def _on_compare_action_triggered(self) -> None:
+        refs = self.session_tree.selected_refs()
+        if refs:
+            self.show_compare(refs)
+
+    def show_compare(self, refs: list | None = None) -> Any:
+        """The Compare tab (made when first needed), comparing ``refs`` if given."""
+        if self.compare_widget is None:
+            from .compare_view import CompareWidget
+            self.compare_widget = CompareWidget(self.tasks, export_dir=self.sessions_dir)
+            self.tabs.addTab(self.compare_widget, "Compare")
+            self.tabs.tabBar().setChangeCurrentOnDrag(True)     # drag runs onto the tab
+            menu = next((m for m in self.menuBar().findChildren(QMenu)
+                         if m.title() == "&Compare"), None)
+            if menu is not None:           # replay and export from the menu bar too
+                cv = self.compare_widget.actions
+                menu.addSeparator()
+                menu.addActions([cv[k] for k in ("play_pause", "step_back", "step_forward",
+                                                 "loop")])
+                menu.addSeparator()
+                menu.addActions(self.compare_widget.export_menu.actions())
+        if refs:
+            self.compare_widget.set_runs(refs)
+        self.tabs.setCurrentWidget(self.compare_widget)
+        return self.compare_widget
 
     @Slot()
     def _on_plan_action_triggered(self) -> None:

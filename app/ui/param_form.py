@@ -10,11 +10,18 @@ from PySide6.QtWidgets import (QAbstractSpinBox, QCheckBox, QComboBox, QDoubleSp
 from workloads.params import Param, WorkloadSpec
 
 INT_MIN, INT_MAX = -(2**31), 2**31 - 1       # QSpinBox holds a C int
-GROUP_TITLES = {"run": "Run", "schema": "Data set"}
+# The order users think in (HammerDB's too): build the schema, load it, set up the driver
+# and its virtual users, then run. Groups not listed here follow, by name.
+GROUP_ORDER = ("schema", "load", "driver", "run")
+GROUP_TITLES = {"schema": "Schema", "load": "Load", "driver": "Driver options", "run": "Run"}
 
 
 def param_label(name: str) -> str:
     return name.replace("-", " ").replace("_", " ").capitalize()
+
+
+def group_rank(group: str) -> tuple[int, str]:
+    return (GROUP_ORDER.index(group) if group in GROUP_ORDER else len(GROUP_ORDER), group)
 
 
 class ParamFormWidget(QWidget):
@@ -29,6 +36,7 @@ class ParamFormWidget(QWidget):
         self._layout.setSpacing(4)
         self._widgets: dict[str, QWidget] = {}
         self._params: dict[str, Param] = {}
+        self.headings: dict[str, QLabel] = {}       # group -> its heading, in form order
         self.spec: WorkloadSpec | None = None
         if spec is not None:
             self.set_spec(spec)
@@ -40,12 +48,12 @@ class ParamFormWidget(QWidget):
                 item.widget().deleteLater()
         self._widgets.clear()
         self._params.clear()
+        self.headings.clear()
         self.spec = spec
-        # Run parameters first (what users change most), then the data set.
         groups: dict[str, list[Param]] = {}
         for p in spec.params:
             groups.setdefault(p.group, []).append(p)
-        order = sorted(groups, key=lambda g: (g != "run", g))
+        order = sorted(groups, key=group_rank)
         holder = QWidget()
         form = QFormLayout(holder)        # one layout, so every field lines up
         form.setContentsMargins(4, 0, 0, 0)
@@ -55,6 +63,8 @@ class ParamFormWidget(QWidget):
         for group in order:
             heading = QLabel(GROUP_TITLES.get(group, param_label(group)))
             heading.setProperty("role", "section")
+            heading.setObjectName(f"param_group_{group}")
+            self.headings[group] = heading
             form.addRow(heading)
             for p in groups[group]:
                 w = self._make_widget(p)
@@ -69,6 +79,9 @@ class ParamFormWidget(QWidget):
                 self._params[p.name] = p
         self._layout.addWidget(holder)
         self._layout.addStretch(1)
+        # A child added to a visible form is shown only later, and until then counts for
+        # nothing in sizeHint(): show it now so a new workload's form is measured right.
+        holder.show()
 
     @staticmethod
     def _range_text(p: Param) -> str:

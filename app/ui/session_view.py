@@ -9,12 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from PySide6.QtCore import Qt
-from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSplitter,
+from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSplitter, QTabWidget,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
 from app.model.series import SeriesStore
 
 from .charts import DashboardWidget
+from .vu_table import VirtualUserTableModel, VirtualUserTableView
 
 
 # --- worker-side functions (no widgets) ------------------------------------------------------
@@ -142,9 +143,20 @@ class SessionViewWidget(QWidget):
         self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.Stretch)
         self.table.horizontalHeader().setSectionResizeMode(
             0, QHeaderView.ResizeMode.ResizeToContents)
+        self.vu_model = VirtualUserTableModel(self.dashboard.store, self)
+        self.vu_view = VirtualUserTableView(self.vu_model)
+        self.vu_view.setObjectName("session_vu_table")
+        # The summary keeps the full width; the virtual users are a tab next to it.
+        bottom = QTabWidget()
+        bottom.setObjectName("session_bottom_tabs")
+        bottom.setDocumentMode(True)
+        bottom.addTab(self.table, "Summary")
+        bottom.addTab(self.vu_view, "Virtual users")
+        self.bottom_tabs = bottom
+        bottom.setTabVisible(1, False)          # until a run with virtual users is shown
         split = QSplitter(Qt.Orientation.Vertical)
         split.addWidget(self.dashboard)
-        split.addWidget(self.table)
+        split.addWidget(bottom)
         split.setStretchFactor(0, 4)
         split.setStretchFactor(1, 1)
         split.setSizes([600, 160])
@@ -170,6 +182,10 @@ class SessionViewWidget(QWidget):
             f"{loaded.events_count:,} events in {_h(loaded.path.name)}</span>")
         self.dashboard.set_store(loaded.store)
         self.dashboard.clear_view()
+        self.vu_model.set_store(loaded.store)
+        users = self.vu_model.rowCount()
+        self.bottom_tabs.setTabVisible(1, users > 0)
+        self.bottom_tabs.setTabText(1, f"Virtual users ({users})")
         phases = loaded.summary.get("phases") or []
         self.table.setRowCount(len(phases))
         for row, ph in enumerate(phases):
@@ -192,4 +208,6 @@ class SessionViewWidget(QWidget):
         self.table.resizeRowsToContents()
         rows = self.table.verticalHeader().length()
         head = self.table.horizontalHeader().sizeHint().height()
-        self.table.setFixedHeight(min(260, rows + head + 2 * self.table.frameWidth() + 2))
+        height = min(260, rows + head + 2 * self.table.frameWidth() + 2)
+        self.table.setFixedHeight(height)
+        self.vu_view.setFixedHeight(height)

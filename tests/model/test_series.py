@@ -119,3 +119,73 @@ def test_writer_thread_and_reader_thread_share_the_store():
         assert ts == sorted(ts)
     w.join(10)
     assert s.snapshot("throughput")[0][-1] == 20_000.0
+
+
+def tpcc_sample(seq, t, vus, phase="measure", ops=None):
+    ops = ops or {"new-order": 45, "payment": 43, "order-status": 4, "delivery": 4,
+                  "stock-level": 4}
+    lat = {name: {"p50": 1.0 + i, "p95": 2.0 + i, "p99": 3.0 + i, "max": 9.0}
+           for i, name in enumerate(ops)}
+    return {"v": 1, "seq": seq, "t": t, "kind": "sample", "phase": phase,
+            "interval": [t - 1.0, t], "rate": ops["new-order"] * 60.0, "unit": "NOPM",
+            "clients": len(vus or ()), "vus": vus, "ops": ops, "errors": {},
+            "lat_ms": {**lat, "all": lat["new-order"]},
+            "counters": {"new_orders": ops["new-order"], "commits": 100, "rollbacks": 0}}
+
+
+def test_server_tpm_is_commits_plus_rollbacks_per_minute_minus_own_polls():
+    s = SeriesStore()
+    s.ingest([{"v": 1, "seq": 1, "t": 1.0, "kind": "db", "interval": [0.0, 1.0],
+               "source": "pg_stat_database", "own_xacts": 1,
+               "counters": {"xact_commit": 301, "xact_rollback": 3, "blks_hit": 9}},
+              {"v": 1, "seq": 2, "t": 3.0, "kind": "db", "interval": [1.0, 3.0],
+               "source": "SHOW GLOBAL STATUS",
+               "counters": {"Com_commit": 500, "Com_rollback": 10, "Com_select": 999}},
+              {"v": 1, "seq": 3, "t": 4.0, "kind": "db", "interval": [3.0, 4.0],
+               "source": "pg_stat_database", "own_xacts": 1,
+               "counters": {"xact_commit": 0, "xact_rollback": 0}}])
+    assert s.snapshot("tpm.server") == ([1.0, 3.0, 4.0], [303 * 60.0, 255 * 60.0, 0.0])
+    assert s.server_source() == "pg_stat_database xact_commit + xact_rollback"
+
+
+def test_nopm_and_per_type_series_come_from_tproc_c_samples_only():
+    s = SeriesStore()
+    s.ingest([sample(1, 1.0, 1500.0), tpcc_sample(2, 2.0, [[10, 0, "running"]])])
+    assert s.snapshot("nopm") == ([2.0], [2700.0])          # a QPS sample is not NOPM
+    assert s.snapshot("throughput")[1] == [1500.0, 2700.0]
+    assert s.types() == ["new-order", "payment", "order-status", "delivery", "stock-level"]
+    assert s.snapshot("latency.payment.p95") == ([2.0], [3.0])
+    assert s.snapshot("latency.stock-level.p99") == ([2.0], [7.0])
+    assert s.snapshot("ops.new-order") == ([2.0], [45.0])
+    assert "latency.point.p95" not in s.names()             # one type: "all" says it
+
+
+def test_virtual_user_table_is_the_latest_snapshot_and_restarts_with_each_phase():
+    s = SeriesStore()
+    info = [{"vu": 1, "home": "1"}, {"vu": 2, "home": "2"}]
+    s.ingest([{"v": 1, "seq": 1, "t": 0.5, "kind": "phase", "name": "rampup",
+               "state": "start", "vus": info}])
+    assert [(v.vu, v.state, v.home, v.transactions) for v in s.virtual_users()] == \
+        [(1, "starting", "1", None), (2, "starting", "2", None)]
+    s.ingest([tpcc_sample(2, 1.5, [[5, 0, "running"], [7, 1, "running"]], phase="rampup"),
+              tpcc_sample(3, 2.5, [[15, 0, "ended"], [17, 1, "ended"]], phase="rampup"),
+              {"v": 1, "seq": 4, "t": 2.6, "kind": "phase", "name": "measure",
+               "state": "start", "vus": info}])
+    assert [v.state for v in s.virtual_users()] == ["starting", "starting"]
+    s.ingest([tpcc_sample(5, 3.6, [[4, 0, "running"], [6, 0, "running"]])])
+    rows = s.virtual_users()
+    assert [(v.vu, v.state, v.home, v.transactions, v.errors, v.phase) for v in rows] == \
+        [(1, "running", "1", 4, 0, "measure"), (2, "running", "2", 6, 0, "measure")]
+    # Too many users for per-user totals: the rows stay, without numbers, and end with it.
+    s.ingest([{**tpcc_sample(6, 4.6, None), "clients": 2},
+              {"v": 1, "seq": 7, "t": 5.0, "kind": "phase", "name": "measure",
+               "state": "end"}])
+    assert [(v.state, v.transactions) for v in s.virtual_users()] == \
+        [("ended", None), ("ended", None)]
+
+
+def test_virtual_user_rows_are_bounded():
+    from app.model.series import MAX_VUS
+    s = SeriesStore()
+    s.ingest([tpcc_sample(1, 1.0, [[1, 0, "running"]] * (MAX_VUS + 50))])
+    assert len(s.virtual_users()) == MAX_VUS

@@ -132,3 +132,99 @@ class ReplayController:
 
     def stop(self):
         self._stop.set()
+
+
+TPCC_TYPES = ("new-order", "payment", "order-status", "delivery", "stock-level")
+TPCC_MIX = (0.45, 0.43, 0.04, 0.04, 0.04)
+TPCC_P95 = (12.0, 11.0, 3.0, 13.0, 5.0)          # ms, roughly what PostgreSQL 15 gives
+
+
+def recorded_tpcc_run(measure_s: int = 20, rampup_s: int = 5, vus: int = 2,
+                      warehouses: int = 1, run_id: str = "20250101-130000-tpcc01",
+                      seed: int = 11) -> list[dict]:
+    """A TPROC-C stream in the agent's format (as recorded from PostgreSQL 15): samples in
+    NOPM with per-type ops and latency, counters and per-VU totals; db events with
+    pg_stat_database deltas and the monitor's own poll; the measure summary's result."""
+    rnd = random.Random(seed)
+    out: list[dict] = []
+
+    def emit(t: float, kind: str, **fields) -> None:
+        out.append({"v": ev_format.FORMAT_VERSION, "seq": len(out) + 1, "t": round(t, 3),
+                    "kind": kind, **fields})
+
+    params = {"warehouses": warehouses, "partition": False, "rebuild": False,
+              "load-clients": 2, "vus": vus, "use-all-warehouses": True,
+              "stored-procedures": True, "keying-thinking": False, "rampup": rampup_s,
+              "duration": measure_s, "check-after": False}
+    emit(0.0, "hello", agent_version="0.1.0", run_id=run_id, workload="tpcc", params=params,
+         target={"engine": "postgres", "address": "127.0.0.1", "port": 5432,
+                 "database": "versus", "user": "postgres"},
+         host={"hostname": "bench-1", "cores": 8, "kernel": "6.8.0"}, throughput_unit="NOPM")
+    emit(0.3, "log", level="info", message=f"reusing the TPROC-C schema of {warehouses} "
+                                           "warehouse(s)")
+    vu_info = [{"vu": i + 1, "home": str(i % warehouses + 1)} for i in range(vus)]
+    t = 0.5
+    for phase, seconds in (("rampup", rampup_s), ("measure", measure_s)):
+        if seconds <= 0:
+            continue
+        emit(t, "phase", name=phase, state="start", vus=vu_info, planned_s=seconds)
+        totals = [[0, 0] for _ in range(vus)]
+        sums = {name: 0 for name in TPCC_TYPES}
+        new_orders = commits = rollbacks = 0
+        for i in range(1, seconds + 1):
+            a, b = t + i - 1, t + i
+            warm = min(1.0, 0.5 + i / 4) if phase == "rampup" else 1.0
+            txns = int((300 + 40 * math.sin(i / 3.0) + rnd.gauss(0, 15)) * warm)
+            ops = {name: max(1, int(txns * share + rnd.random()))
+                   for name, share in zip(TPCC_TYPES, TPCC_MIX)}
+            n = sum(ops.values())
+            rb = int(ops["new-order"] * 0.01 + rnd.random())
+            lat = {}
+            for name, p95 in zip(TPCC_TYPES, TPCC_P95):
+                p95 = round(p95 * (0.9 + rnd.random() * 0.2), 4)
+                lat[name] = {"p50": round(p95 * 0.55, 4), "p95": p95,
+                             "p99": round(p95 * 1.3, 4), "max": round(p95 * 1.6, 4)}
+            lat["all"] = dict(lat["new-order"])
+            for v in range(vus):
+                share = n // vus + (1 if v < n % vus else 0)
+                totals[v][0] += share
+            for name in TPCC_TYPES:
+                sums[name] += ops[name]
+            new_orders += ops["new-order"] - rb
+            commits += n - rb
+            rollbacks += rb
+            emit(b, "host", **host_fields(a, b, rnd, load=0.9))
+            emit(b + 0.005, "db", interval=[a, b], source="pg_stat_database",
+                 counters={"xact_commit": n - rb + 1, "xact_rollback": rb,
+                           "tup_returned": n * 60, "blks_hit": n * 140}, own_xacts=1)
+            last = i == seconds
+            emit(b + 0.007, "sample", phase=phase, interval=[a, b],
+                 rate=round((ops["new-order"] - rb) * 60.0, 2), unit="NOPM", clients=vus,
+                 vus=[[o, e, "ended" if last else "running"] for o, e in totals],
+                 ops=ops, errors={}, lat_ms=lat,
+                 counters={"new_orders": ops["new-order"] - rb, "commits": n - rb,
+                           "rollbacks": rb, "retries": 0})
+        t_end = t + seconds + 0.1
+        total = sum(sums.values())
+        summary = {"phase": phase, "interval": [t, t + seconds], "duration_s": float(seconds),
+                   "clients": vus, "ops_total": total,
+                   "rate": round(new_orders * 60.0 / seconds, 2), "unit": "NOPM",
+                   "errors_total": 0, "ops": sums, "errors": {},
+                   "counters": {"new_orders": new_orders, "commits": commits,
+                                "rollbacks": rollbacks, "retries": 0},
+                   "server": {"source": "pg_stat_database",
+                              "counter": "xact_commit + xact_rollback",
+                              "delta_raw": total + seconds, "own_polls": seconds,
+                              "delta": total, "rate": round(total / seconds, 2)}}
+        if phase == "measure":
+            summary["result"] = {
+                "nopm": round(new_orders * 60.0 / seconds), "new_orders": new_orders,
+                "tpm": round(total * 60.0 / seconds), "server_transactions": total,
+                "client": {"new_orders": new_orders, "commits": commits,
+                           "rollbacks": rollbacks, "retries": 0, "transactions": total},
+                "duration_s": float(seconds), "vus": vus, "warehouses": warehouses}
+        emit(t_end, "summary", **summary)
+        emit(t_end, "phase", name=phase, state="end", duration_s=float(seconds))
+        t = t_end + 0.02
+    emit(t + 0.01, "end", status="ok", reason="")
+    return out

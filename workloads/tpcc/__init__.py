@@ -34,10 +34,11 @@ SPEC = WorkloadSpec(
         Param("keying-thinking", "bool", False, "Standard keying and thinking times "
               "(seconds per transaction; a few transactions per minute per user).",
               group="driver"),
-        Param("rampup", "int", 60, "Seconds of load before the measured period (not counted).",
-              min=0, max=86400, unit="s", group="run"),
-        Param("duration", "int", 180, "Seconds measured.", min=1, max=30 * 86400, unit="s",
+        Param("rampup", "int", 120, "Seconds of load before the measured period (not counted); "
+              "HammerDB's default rampup is 2 minutes.", min=0, max=86400, unit="s",
               group="run"),
+        Param("duration", "int", 300, "Seconds measured; HammerDB's default test duration is "
+              "5 minutes.", min=1, max=30 * 86400, unit="s", group="run"),
         Param("check-after", "bool", False, "Run the TPC-C consistency check after the "
               "measured period.", group="run"),
     ),
