@@ -163,16 +163,21 @@ def pg_settings(text: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for line in text.splitlines():
         s = line.split("#", 1)[0].strip() if "'" not in line else _strip_pg_comment(line)
-        if not s:
-            continue
-        name, sep, value = s.partition("=")
-        if not sep:
-            name, _, value = s.partition(" ")
-        value = value.strip()
-        if len(value) >= 2 and value[0] == value[-1] == "'":
-            value = value[1:-1].replace("''", "'")
-        out[name.strip().lower()] = value
+        if s:
+            name, value = pg_assignment(s)
+            out[name.lower()] = value
     return out
+
+
+def pg_assignment(s: str) -> tuple[str, str]:
+    """`name = value` or `name value` of one comment-free postgresql.conf line, unquoted."""
+    name, sep, value = s.partition("=")
+    if not sep:
+        name, _, value = s.partition(" ")
+    value = value.strip()
+    if len(value) >= 2 and value[0] == value[-1] == "'":
+        value = value[1:-1].replace("''", "'")
+    return name.strip(), value
 
 
 def _strip_pg_comment(line: str) -> str:

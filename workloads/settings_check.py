@@ -19,7 +19,7 @@ import re
 import sys
 
 from .profiles import (MYSQL_SERVER_GROUPS, ProfileError, _strip_pg_comment, host_context,
-                       norm_mysql_name, render)
+                       norm_mysql_name, pg_assignment, render)
 
 _NUM = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*$")
 _PG_MEMORY = {"B": 1, "kB": 1024, "MB": 1 << 20, "GB": 1 << 30, "TB": 1 << 40}
@@ -43,13 +43,7 @@ def setting_lines(engine: str, text: str) -> list[tuple[int, str, str | None]]:
             s = _strip_pg_comment(raw)
             if not s:
                 continue
-            name, sep, value = s.partition("=")
-            if not sep:
-                name, _, value = s.partition(" ")
-            value = value.strip()
-            if len(value) >= 2 and value[0] == value[-1] == "'":
-                value = value[1:-1].replace("''", "'")
-            out.append((lineno, name.strip(), value))
+            out.append((lineno, *pg_assignment(s)))
             continue
         s = raw.strip()
         if not s or s[0] in "#;" or s.startswith("!"):

@@ -27,6 +27,8 @@ import threading
 import time
 from pathlib import Path
 
+from workloads.managed import tail
+
 from .errors import RemoteError
 
 try:  # POSIX only; on Windows the in-process lock has to do
@@ -81,13 +83,7 @@ def _wheel_pginstall() -> tuple[Path, str]:
 
 
 def _tail(path: Path, lines: int = 20, start: int = 0) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(start)
-            text = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    return "\n".join(text.strip().splitlines()[-lines:])
+    return tail(str(path), lines, start)
 
 
 def _free_port() -> int:
