@@ -37,7 +37,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # sysbench: defaults (--db-ps-mode=auto, --rand-type=special: 75 % of the ids come from 1 %
 # of the table); sysbench-uniform: --rand-type=uniform, the id distribution Versus uses;
 # sysbench-nops: --db-ps-mode=disable (text protocol, the server parses every query).
-TOOLS = ("sysbench", "versus", "sysbench-nops", "sysbench-uniform")
+TOOLS = ("sysbench", "versus", "sysbench-nops", "sysbench-uniform", "versus-special")
 
 
 def versus_bin() -> str:
@@ -68,11 +68,12 @@ def _session_events(path: str) -> list[dict]:
         c.close()
 
 
-def run_versus(eng: Engine, db: str, rows: int, seconds: int, home: str) -> dict:
+def run_versus(eng: Engine, db: str, rows: int, seconds: int, home: str,
+               distribution: str = "uniform") -> dict:
     out = os.path.join(home, f"{eng.key}-{len(os.listdir(home))}.versus")
     cmd = [versus_bin(), "run", "--target", eng.versus_target(db), "--workload", "point-query",
            "--duration", str(seconds), "--set", f"table-size={rows}", "--set", "clients=2",
-           "--out", out, "--json"]
+           "--set", f"distribution={distribution}", "--out", out, "--json"]
     r = run_with_rusage(cmd, env={**os.environ, "VERSUS_HOME": home}, orphans=True)
     if r.rc != 0:
         raise RuntimeError(f"versus run failed ({r.rc}):\n{r.stdout[-1500:]}\n{r.stderr[-1500:]}")
@@ -106,15 +107,16 @@ def bench_engine(eng: Engine, args, home: str) -> list[dict]:
                 waited = wait_for_quiet(args.quiet_wait) if args.quiet_wait > 0 else 0.0
                 b0 = host_busy_seconds()
                 with ServerCpuTracker(eng, db) as srv:
-                    if tool == "versus":
-                        r = run_versus(eng, db, args.rows, args.seconds, home)
+                    if tool.startswith("versus"):
+                        r = run_versus(eng, db, args.rows, args.seconds, home,
+                                       "special" if tool == "versus-special" else "uniform")
                     else:
                         r = run_sysbench(eng, db, args.rows, args.seconds,
                                          ps=(tool != "sysbench-nops"),
                                          uniform=(tool == "sysbench-uniform"))
                 busy = host_busy_seconds() - b0
                 r["server_s"] = srv.seconds
-                client_all = (r["tree_user_s"] + r["tree_sys_s"] if tool == "versus"
+                client_all = (r["tree_user_s"] + r["tree_sys_s"] if tool.startswith("versus")
                               else r["user_s"] + r["sys_s"])
                 r["other_pct"] = max(0.0, busy - client_all - srv.seconds) * 100 / (
                     ncpu * r["wall_s"])
@@ -125,14 +127,14 @@ def bench_engine(eng: Engine, args, home: str) -> list[dict]:
                 r["us_sys"] = r["sys_s"] * 1e6 / q
                 r["us_total"] = r["us_user"] + r["us_sys"]
                 r["us_server"] = r["server_s"] * 1e6 / q
-                if tool == "versus":
+                if tool.startswith("versus"):
                     r["us_tree"] = (r["tree_user_s"] + r["tree_sys_s"]) * 1e6 / q
                 results.append(r)
                 print(f"[{eng.label}] {tool:13s} run {rnd}: {r['qps']:9,.0f} QPS  client "
                       f"{r['us_total']:5.2f} µs/q  server {r['us_server']:5.2f} µs/q  "
                       f"other {r['other_pct']:4.1f}%"
                       + (f"  tree {r['us_tree']:5.2f} µs/q  reused={r['reused']}"
-                         if tool == "versus" else ""), flush=True)
+                         if tool.startswith("versus") else ""), flush=True)
     return results
 
 
@@ -162,7 +164,7 @@ def report(results: list[dict]) -> None:
             if not rs:
                 continue
             q, c, s = (mean(r[k] for r in rs) for k in ("qps", "us_total", "us_server"))
-            tree = mean(r["us_tree"] for r in rs) if t == "versus" else None
+            tree = mean(r["us_tree"] for r in rs) if t.startswith("versus") else None
             out.append([eng, t, q, c, tree, s, f"{q / bq:.3f}", f"{c / bc:.3f}",
                         f"{tree / bc:.3f}" if tree else "-", f"{s / bs:.3f}"])
     print(table(["engine", "tool", "QPS", "client µs/q", "tree µs/q", "server µs/q",
@@ -178,12 +180,23 @@ def report(results: list[dict]) -> None:
             like.append([eng] + [f"{a / b:.3f}" for a, b in
                                  (m["qps"], m["us_total"], (m["us_tree"][0], m["us_total"][1]),
                                   m["us_server"])])
+    for eng in dict.fromkeys(r["engine"] for r in results):
+        v = [r for r in results if r["engine"] == eng and r["tool"] == "versus-special"]
+        u = [r for r in results if r["engine"] == eng and r["tool"] == "sysbench"]
+        if v and u:
+            m = {k: (mean(r.get(k) for r in v), mean(r.get(k) for r in u))
+                 for k in ("qps", "us_total", "us_tree", "us_server")}
+            like.append([eng + " special"] + [f"{a / b:.3f}" for a, b in
+                                               (m["qps"], m["us_total"],
+                                                (m["us_tree"][0], m["us_total"][1]),
+                                                m["us_server"])])
     if like:
         print()
-        print("Like for like: Versus / sysbench --rand-type=uniform (both uniform ids)")
+        print("Like for like: Versus / sysbench with the same id distribution "
+              "(uniform: --rand-type=uniform; special: sysbench's default)")
         print(table(["engine", "QPS ratio", "client CPU ratio", "tree CPU ratio",
                      "server CPU ratio"], like))
-    bad = [r for r in results if r["tool"] == "versus" and not r["reused"]]
+    bad = [r for r in results if r["tool"].startswith("versus") and not r["reused"]]
     print()
     print("Versus reused the sysbench table in every run" if not bad else
           f"WARNING: Versus reloaded the table in {len(bad)} run(s)")

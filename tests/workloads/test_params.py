@@ -26,3 +26,15 @@ def test_unknown_workload_lists_known_ones():
     with pytest.raises(UnknownWorkload) as ei:
         get("tpcz")
     assert "point-query" in str(ei.value)
+
+
+def test_special_distribution_matches_sysbench_shape():
+    import random
+    from workloads.point_query.transactions import id_picker
+    pick = id_picker("special", 1_000_000, random.Random(7))
+    ids = [pick() for _ in range(100_000)]
+    assert 1 <= min(ids) and max(ids) <= 1_000_000
+    hot = sum(495_000 <= i <= 505_001 for i in ids) / len(ids)
+    assert 0.74 < hot < 0.80           # 75 % on 1 % of the ids, plus the bell's share there
+    uniform = id_picker("uniform", 10, random.Random(7))
+    assert {uniform() for _ in range(2000)} == set(range(1, 11))

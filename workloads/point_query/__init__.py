@@ -17,6 +17,10 @@ SPEC = WorkloadSpec(
               min=0, max=86400, unit="s"),
         Param("rebuild", "bool", False, "Drop and reload the tables even when they match.",
               group="schema"),
+        Param("distribution", "choice", "uniform", "How ids are drawn: uniform, or special "
+              "as sysbench's default --rand-type=special (75 % of reads on 1 % of the ids "
+              "around the middle, the rest bell-shaped), for like-for-like comparisons.",
+              choices=("uniform", "special")),
     ),
     dialects=("postgres", "mysql"),
     phases=("prepare", "warmup", "measure"),

@@ -15,6 +15,24 @@ from . import load
 TYPES = ("point-query",)
 
 
+def id_picker(distribution: str, size: int, rng):
+    """A function returning ids in 1..size; `special` follows sysbench 1.0's sb_rand_special
+    with its defaults (rand-spec-pct=1, rand-spec-res=75, rand-spec-iter=12)."""
+    rr = rng.random
+    if distribution == "uniform":
+        return lambda: int(rr() * size) + 1
+    t = size - 1
+    hot = max(1, t * 1 // 100)
+    hot_base = t // 2 - t * 1 // 200
+
+    def special() -> int:
+        res = int(rr() * 4 * t) if t else 0        # range widened by 100 / (100 - 75)
+        if res < t:
+            return 1 + int(sum(rr() for _ in range(12)) * t / 12)
+        return 1 + hot_base + res % hot
+    return special
+
+
 def run(agent) -> None:
     p = agent.params
     with agent.phase("prepare"):
@@ -53,12 +71,13 @@ def _vu_pg(vu) -> None:
     hb = base + 2
     stop = vu.stop
     rr = vu.rng.random
+    pick = id_picker(vu.params.get("distribution", "uniform"), size, vu.rng)
     clock = time.perf_counter_ns
     ok = pq.ExecStatus.TUPLES_OK
     exec_prepared = pg.exec_prepared
     while not stop.value:
         name = names[int(rr() * tables)] if tables > 1 else names[0]
-        arg = (b"%d" % (int(rr() * size) + 1),)
+        arg = (b"%d" % pick(),)
         t0 = clock()
         res = exec_prepared(name, arg)
         us = (clock() - t0) // 1000
@@ -90,8 +109,9 @@ def _vu_mysqlclient(vu) -> None:
     # discard_result reads the row off the wire and frees it in C (bench/mysql_drivers.py:
     # 0.8x the client CPU of store_result().fetch_row())
     query, store, discard = conn.query, conn.store_result, conn.discard_result
+    pick = id_picker(vu.params.get("distribution", "uniform"), size, vu.rng)
     while not stop.value:
-        sql = (stmts[int(rr() * tables)] if tables > 1 else stmts[0]) + b"%d" % (int(rr() * size) + 1)
+        sql = (stmts[int(rr() * tables)] if tables > 1 else stmts[0]) + b"%d" % pick()
         t0 = clock()
         try:
             query(sql)
@@ -125,8 +145,9 @@ def _vu_pymysql(vu) -> None:
     rr = vu.rng.random
     clock = time.perf_counter_ns
     cur = conn.cursor()
+    pick = id_picker(vu.params.get("distribution", "uniform"), size, vu.rng)
     while not stop.value:
-        sql = (stmts[int(rr() * tables)] if tables > 1 else stmts[0]) + str(int(rr() * size) + 1)
+        sql = (stmts[int(rr() * tables)] if tables > 1 else stmts[0]) + str(pick())
         t0 = clock()
         try:
             cur.execute(sql)
