@@ -46,6 +46,7 @@ from app.store.export import (ExportError, check_writable, series_csv, table_csv
 
 from .actions import COMPARE_ACTIONS, build_actions
 from .render import FORMATS, ElapsedSlideAxis, CursorOverlay, _nice_top, render_bytes
+from .compare_settings import SettingsDiffTableModel, SettingsPage
 from .tasks import TaskRunner
 
 MIME_RUNS = "application/x-versus-runs"
@@ -604,6 +605,10 @@ class CompareWidget(QWidget):
         self.table_tabs.setObjectName("compare_table_tabs")
         self.table_tabs.addTab(summary_page, "Summary per phase")
         self.table_tabs.addTab(matrix_page, "Matrix")
+        # the effective server settings that differ between the runs (read off-thread)
+        self.settings_page = SettingsPage(self.tasks)
+        self.settings_model: SettingsDiffTableModel = self.settings_page.model
+        self.table_tabs.addTab(self.settings_page, "Settings")
 
         self.split = QSplitter(Qt.Orientation.Vertical)
         self.split.setObjectName("compare_split")
@@ -772,6 +777,7 @@ class CompareWidget(QWidget):
         self._rebuild_charts()
         self._fill_tables()
         self._fill_matrix()
+        self.settings_page.load(comp)
         lo, hi = comp.time_range()
         self.clock.set_range(lo, hi)
         self.clock.set_position(min(max(0.0, lo), hi))
