@@ -6,6 +6,8 @@
     versus plan attach PLAN_ID [--host HOST] --out SESSION
     versus plan skip PLAN_ID RUN_ID ... | cancel PLAN_ID | order PLAN_ID RUN_ID ...
     versus profile list [--engine E] | show REF [--engine E] [--render --clients N]
+    versus profile apply REF --target TARGET [--host HOST] [--restart-command CMD [--restart]]
+                                                 # ALTER SYSTEM / SET PERSIST / SET GLOBAL
     versus settings SESSION [RUN_ID ...] [--all] [--json]   # differences in effective settings
 
 Exit codes as app.cli: 0 success, 1 a run of the plan failed, 2 bad input, 130 interrupted.
@@ -186,6 +188,8 @@ def cmd_profile(a) -> int:
                 print(f"versus: skipped {why}", file=sys.stderr)
             return 0
         p = load_profile(a.ref, a.engine)
+        if a.action == "apply":
+            return _apply_profile(p, a)
         if a.render:
             ctx = host_context(a.clients)
             print(render(p.config, ctx), end="")
@@ -193,8 +197,34 @@ def cmd_profile(a) -> int:
             print(f"# {p.id} ({p.path})\n# versions {p.versions or 'all'}: {p.description}")
             print(p.config, end="")
         return 0
-    except (ProfileError, RenderError) as exc:
+    except (ProfileError, RenderError, CatalogError, RemoteError) as exc:
         return _fail(str(exc))
+
+
+def _apply_profile(p, a) -> int:
+    from .remote.profile_check import apply_profile_on_target
+    if a.restart and not a.restart_command:
+        return _fail("--restart runs the command given with --restart-command; give one")
+    out = apply_profile_on_target(p, a.target, Catalog(), a.host, a.clients or 16,
+                                  a.restart_command, a.restart, a.accept_host_key)
+    if a.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(f"{p.id} on {a.target} ({out.get('version', '')})")
+        if out["applied"]:
+            print("applied:       " + ", ".join(out["applied"]))
+        if out["needs_restart"]:
+            print("needs restart: " + ", ".join(out["needs_restart"]))
+        for r in out["rejected"]:
+            print(f"rejected:      {r['name']} = {r.get('value')}: {r['error']}")
+        for note in out.get("notes", []):
+            print(f"note: {note}")
+        if a.restart:
+            print("restarted" if out["restarted"] else
+                  f"restart failed: {out.get('restart_output', '')}")
+    if a.restart and not out["restarted"]:
+        return 1
+    return 1 if out["rejected"] else 0
 
 
 def cmd_settings(a) -> int:
@@ -268,6 +298,19 @@ def add_parsers(sub) -> None:
     sh.add_argument("--engine", choices=("postgres", "mysql", "mariadb"))
     sh.add_argument("--render", action="store_true", help="render for this computer")
     sh.add_argument("--clients", type=int, default=None)
+    ap = prs.add_parser("apply", help="apply a profile to a running server (ALTER SYSTEM, SET "
+                                      "PERSIST or SET GLOBAL); lists what needs a restart")
+    ap.add_argument("ref", help="engine/name, a name with --engine, or a .toml path")
+    ap.add_argument("--engine", choices=("postgres", "mysql", "mariadb"))
+    ap.add_argument("--target", required=True, help="a saved target")
+    ap.add_argument("--host", help="the target's host (default: the target's own, else local)")
+    ap.add_argument("--clients", type=int, default=None, help="for {{ clients }} in the profile")
+    ap.add_argument("--restart-command", metavar="CMD",
+                    help="your command that restarts the server, run by the host's shell")
+    ap.add_argument("--restart", action="store_true",
+                    help="run the restart command after applying")
+    ap.add_argument("--accept-host-key", metavar="SHA256:...")
+    ap.add_argument("--json", action="store_true")
     pr.set_defaults(func=cmd_profile)
 
     se = sub.add_parser("settings", help="differences in the effective server settings of runs")

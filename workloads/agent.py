@@ -7,6 +7,7 @@
     python -m workloads.agent status --root RUNSROOT
     python -m workloads.agent check                      # target spec as JSON on stdin
     python -m workloads.agent check-tpcc                 # TPC-C consistency, same input
+    python -m workloads.agent apply-profile              # apply a profile: see profile_apply.py
     python -m workloads.agent workloads
     python -m workloads.agent plan-start|plan-run|plan-status|plan-control|plan-list …
                                                          # plans: see workloads/plan.py
@@ -274,6 +275,7 @@ def main(argv=None) -> int:
     sub.add_parser("status").add_argument("--root", required=True)
     sub.add_parser("check")
     sub.add_parser("check-tpcc")
+    sub.add_parser("apply-profile")
     sub.add_parser("workloads")
     sub.add_parser("version")
     a = ap.parse_args(argv)
@@ -291,6 +293,9 @@ def main(argv=None) -> int:
         return cmd_check()
     if a.cmd == "check-tpcc":
         return cmd_check_tpcc()
+    if a.cmd == "apply-profile":         # JSON spec, then the password, on stdin
+        from .profile_apply import main as apply_main
+        return apply_main()
     if a.cmd == "version":
         print(json.dumps({"agent_version": AGENT_VERSION, "format": events.FORMAT_VERSION}))
         return 0

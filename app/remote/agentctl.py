@@ -170,3 +170,23 @@ class AgentControl:
         if "error" in out:
             raise RemoteError(out["error"])
         return out
+
+    def apply_profile(self, target_spec: dict, password: str, config: str,
+                      clients: int | None = None, restart_command: str | None = None,
+                      restart: bool = False) -> dict:
+        """Apply a profile to a running server through the agent (workloads.profile_apply):
+        {'applied', 'needs_restart', 'rejected', 'restarted', 'persisted', 'notes', …}.
+        The restart command is the user's own and runs on the host only with restart=True;
+        the password goes on stdin, never into the command."""
+        req = {"target": target_spec, "config": config, "clients": clients,
+               "restart_command": restart_command or "", "restart": bool(restart)}
+        payload = (json.dumps(req) + "\n" + (password or "") + "\n").encode()
+        c = self.t.run(self._argv("apply-profile"), stdin=payload, timeout=900, check=False)
+        try:
+            out = json.loads(c.stdout.decode().strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise RemoteError("the agent could not apply the profile: "
+                              + c.stderr.decode("utf-8", "replace").strip()[-300:]) from None
+        if not out.get("ok"):
+            raise RemoteError(out.get("error", "applying the profile failed"))
+        return out

@@ -75,3 +75,29 @@ def check_profile_on_target(profile: Profile, target_name: str, catalog=None,
     return ProfileCheck(target_name, out.get("version", ""), int(out.get("checked", 0)),
                         [SettingProblem(int(p["line"]), p["name"], p.get("value"), p["kind"],
                                         p["message"]) for p in out.get("problems", [])])
+
+
+def apply_profile_on_target(profile: Profile, target_name: str, catalog=None,
+                            host_name: str | None = None, clients: int = 16,
+                            restart_command: str | None = None, restart: bool = False,
+                            accept_fingerprint: str | None = None) -> dict:
+    """Apply the profile to a running server through the agent on its host (ALTER SYSTEM /
+    SET PERSIST / SET GLOBAL, see workloads.profile_apply): the agent's report as a dict.
+    Raises ProfileError or RemoteError, each with a sentence."""
+    check_config(profile)
+    target = resolve_target(target_name, catalog)
+    host = resolve_host(host_name or target.host or "local", catalog)
+    if target.is_embedded:
+        raise ProfileError(f"{target_name} is a server Versus starts for each run: its profile "
+                           f"is chosen in the run, not applied to it")
+    if _family(profile.engine) != _family(target.engine):
+        raise ProfileError(f"{profile.id} is a {profile.engine} profile and {target_name} is a "
+                           f"{target.engine} server")
+    t = open_transport(host, accept_fingerprint)
+    try:
+        ctl = AgentControl(t, agent_python(host))
+        ctl.deploy()
+        return ctl.apply_profile(target.spec(), target_password(target), profile.config,
+                                 clients, restart_command, restart)
+    finally:
+        t.close()
