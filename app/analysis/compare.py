@@ -295,6 +295,17 @@ class Comparison:
     def common_phases(self) -> list[str]:
         return [p for p in self.phase_order() if all(r.phase(p) for r in self.runs)]
 
+    def phase_marks(self, members) -> list[tuple[float, str]]:
+        """(aligned start, name) of each phase of the given runs, equal ones drawn once."""
+        marks: list[tuple[float, str]] = []
+        for i in members:
+            r = self.runs[i]
+            for p in r.phases:
+                x = p.t0 - r.offset
+                if not any(abs(x - mx) < 1.0 and n == p.name for mx, n in marks):
+                    marks.append((x, p.name))
+        return marks
+
     def time_range(self) -> tuple[float, float]:
         lo = min(-r.offset for r in self.runs)
         hi = max(r.last_t - r.offset for r in self.runs)

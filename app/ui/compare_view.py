@@ -994,13 +994,7 @@ class CompareWidget(QWidget):
             self.curves[(name, i, k)] = curve
 
     def _draw_phase_marks(self, plot: pg.PlotItem, members: Sequence[int]) -> None:
-        marks: list[tuple[float, str]] = []
-        for i in members:
-            r = self.comp.runs[i]
-            for p in r.phases:
-                x = p.t0 - r.offset
-                if not any(abs(x - mx) < 1.0 and n == p.name for mx, n in marks):
-                    marks.append((x, p.name))
+        marks = self.comp.phase_marks(members)
         lo, hi = self.comp.time_range()
         gap = 0.06 * (hi - lo)
         labelled: list[float] = []

@@ -242,13 +242,7 @@ class ChartScene:
         return peak
 
     def _draw_phase_marks(self, plot: pg.PlotItem, members: Sequence[int]) -> None:
-        marks: list[tuple[float, str]] = []
-        for i in members:
-            r = self.comp.runs[i]
-            for p in r.phases:
-                x = p.t0 - r.offset
-                if not any(abs(x - mx) < 1.0 and name == p.name for mx, name in marks):
-                    marks.append((x, p.name))
+        marks = self.comp.phase_marks(members)
         u = self.u
         lo, hi = self._x_range()
         gap = 0.05 * (hi - lo)
