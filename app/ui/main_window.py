@@ -563,7 +563,8 @@ class MainWindow(QMainWindow):
         self._update_progress()
 
     def _update_progress(self) -> None:
-        if self._run_t0_wall is None:
+        # after the run ended, a late redraw tick must not overwrite "Stopped"/"Finished"
+        if self._run_t0_wall is None or self._worker is None:
             return
         st = self.store.state()
         elapsed = time.monotonic() - self._run_t0_wall
@@ -646,6 +647,7 @@ class MainWindow(QMainWindow):
     def _finish_run_ui(self, status: str) -> None:
         self._clock.stop()
         self._update_progress()
+        self._redraw_timer.stop()
         self.progress.setRange(0, 1000)
         if status == "ok":
             self.progress.setValue(1000)

@@ -94,7 +94,11 @@ def test_progress_shows_phase_elapsed_and_remaining(make_window, qtbot):
     w._run_params = {"duration": 60, "warmup": 0}
     w._request = replace(w._request, params=w._run_params)
     w._run_t0_wall = __import__("time").monotonic() - 40
-    w._update_progress()
+    w._worker = object()                  # progress is only drawn while a run is going
+    try:
+        w._update_progress()
+    finally:
+        w._worker = None
     assert w.phase_label.text().startswith("Measure · 0:30 of 1:00")
     assert 450 <= w.progress.value() <= 550
     assert "about 0:30 left" in w.time_label.text()
