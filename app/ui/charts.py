@@ -68,11 +68,16 @@ def configure_pyqtgraph() -> None:
 class ElapsedAxis(pg.AxisItem):
     """Seconds since the run started shown as m:ss or h:mm:ss: runs last hours."""
 
+    MINUS = "-"
+
     def tickStrings(self, values, scale, spacing):
         out = []
         for v in values:
+            if abs(v * scale - round(v * scale)) > 1e-6:
+                out.append("")            # sub-second ticks of short runs: unlabelled
+                continue
             s = int(round(v * scale))
-            sign = "-" if s < 0 else ""
+            sign = self.MINUS if s < 0 else ""
             s = abs(s)
             h, rem = divmod(s, 3600)
             m, sec = divmod(rem, 60)

@@ -26,6 +26,7 @@ from app.model.plan import (FINAL_STATES, Plan, PlanError, PlannedRun, PlanState
                             parse_plan)
 from workloads.registry import WORKLOADS
 
+from .run_worker import start_worker_thread
 from .tasks import TaskRunner
 
 ROLE = Qt.ItemDataRole.UserRole
@@ -243,17 +244,6 @@ class PlanWorker(QObject):
         if ctl is not None:
             threading.Thread(target=ctl.stop_following, name="versus-detach",
                              daemon=True).start()
-
-
-def start_plan_thread(worker: PlanWorker) -> QThread:
-    thread = QThread()
-    thread.setObjectName("versus-plan")
-    worker.moveToThread(thread)
-    thread.started.connect(worker.start)
-    worker.plan_finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
-    worker.plan_failed.connect(thread.quit, Qt.ConnectionType.DirectConnection)
-    thread.start()
-    return thread
 
 
 # ---------------------------------------------------------------------------- the widget
@@ -818,7 +808,8 @@ class PlanWidget(QWidget):
         worker.plan_finished.connect(self._on_worker_plan_finished)
         worker.plan_failed.connect(self._on_worker_plan_failed)
         self._worker = worker
-        self._thread = start_plan_thread(worker)
+        self._thread = start_worker_thread(worker, "versus-plan",
+                                           (worker.plan_finished, worker.plan_failed))
         self._thread.finished.connect(self._on_plan_thread_finished)
         self._update_buttons()
 

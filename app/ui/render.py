@@ -29,6 +29,8 @@ from app.analysis.compare import Comparison
 from app.model.runset import CHARTS, METRICS, Chart, chart as chart_def
 from app.store.export import ExportError, check_writable, write_bytes
 
+from .charts import ElapsedAxis
+
 FORMATS = ("png", "svg", "pdf")
 SIZES = {"1920x1080": (1920, 1080), "1280x720": (1280, 720), "3840x2160": (3840, 2160)}
 _DASH = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine,
@@ -62,19 +64,11 @@ def parse_size(text: str) -> tuple[int, int]:
     return size
 
 
-class ElapsedSlideAxis(pg.AxisItem):
-    """Seconds as m:ss or h:mm:ss (negative before the alignment point)."""
+class ElapsedSlideAxis(ElapsedAxis):
+    """The run clock for slides: a typographic minus before the alignment point, and
+    ticks at round clock values."""
 
-    def tickStrings(self, values, scale, spacing):
-        out = []
-        for v in values:
-            s = int(round(v * scale))
-            sign = "−" if s < 0 else ""
-            s = abs(s)
-            h, rem = divmod(s, 3600)
-            m, sec = divmod(rem, 60)
-            out.append(f"{sign}{h}:{m:02d}:{sec:02d}" if h else f"{sign}{m}:{sec:02d}")
-        return out
+    MINUS = "−"
 
     def tickSpacing(self, minVal, maxVal, size):
         # ticks at round clock values: 1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min, 1 h …

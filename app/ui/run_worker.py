@@ -78,19 +78,20 @@ class RunWorker(QObject):
         self.status_changed.emit(str(text))
 
 
-def start_worker_thread(worker: RunWorker) -> QThread:
-    """Move the worker to a new thread and start it.
+def start_worker_thread(worker, name: str = "versus-run", ends=None) -> QThread:
+    """Move the worker to a new thread and start it; the thread quits on any of `ends`
+    (default: the run worker's run_finished and run_failed).
 
     The caller keeps both objects referenced until ``thread.finished``: Python owns them,
     and a QThread collected while running aborts the process.
     """
     thread = QThread()
-    thread.setObjectName("versus-run")
+    thread.setObjectName(name)
     worker.moveToThread(thread)
     thread.started.connect(worker.start)
     # Direct: quit from the worker thread itself, so the thread ends even while the GUI
     # thread is busy (quit is thread-safe).
-    worker.run_finished.connect(thread.quit, Qt.ConnectionType.DirectConnection)
-    worker.run_failed.connect(thread.quit, Qt.ConnectionType.DirectConnection)
+    for signal in ends or (worker.run_finished, worker.run_failed):
+        signal.connect(thread.quit, Qt.ConnectionType.DirectConnection)
     thread.start()
     return thread
