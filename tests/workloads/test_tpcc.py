@@ -51,9 +51,14 @@ def _assert_measure_matches(evs, sp: bool):
     assert client["new_orders"] > 100
     # NOPM as HammerDB defines it (sum of d_next_o_id) equals the client's count exactly
     assert res["new_orders"] == client["new_orders"] == m["counters"]["new_orders"]
-    # TPM from the server's counters within 5 % of the client's commits + rollbacks
+    # TPM from the server's counters within 5 % of the client's commits + rollbacks: on
+    # MySQL/MariaDB the virtual users' own sessions, since Com_commit is server-wide and
+    # other clients share the server (the server-wide count must hold at least ours)
     txns = client["commits"] + client["rollbacks"]
-    assert abs(res["server_transactions"] - txns) <= 0.05 * txns, (res, m["server"])
+    own = res["session_transactions"] if res["tpm_source"].startswith("SHOW") \
+        else res["server_transactions"]
+    assert abs(own - txns) <= 0.05 * txns, (res, m["server"])
+    assert res["server_transactions"] >= 0.95 * txns, (res, m["server"])
     # every type ran, with latency percentiles from the histograms
     for t in ("new-order", "payment", "order-status", "delivery", "stock-level"):
         assert m["ops"][t] > 0, t
