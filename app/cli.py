@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from app.analysis.summary import summarize_run
+from app.model.results import result_text
 from app.store.catalog import Catalog, CatalogError
 from app.store.session import SessionError, SessionFile
 from workloads.params import ParamError
@@ -66,12 +67,7 @@ class _Progress:
             elif k == "error":
                 self._line(f"{e['t']:7.1f}s  error: {e['message'].splitlines()[0]}")
             elif k == "summary" and e.get("result"):
-                r = e["result"]
-                cl = r.get("client") or {}
-                self._line(f"{e['t']:7.1f}s  {e['phase']} done: {r.get('nopm') or 0:,} NOPM "
-                           f"from {r.get('tpm') or 0:,} TPM ({r.get('tpm_source', '')}); "
-                           f"client {cl.get('nopm') or 0:,} NOPM, {cl.get('tpm') or 0:,} "
-                           f"commits+rollbacks/min, {cl.get('retries') or 0} retries")
+                self._line(f"{e['t']:7.1f}s  {e['phase']} done: {result_text(e['result'])}")
             elif k == "summary" and e.get("check"):
                 self._line(f"{e['t']:7.1f}s  consistency check: "
                            f"{'PASS' if e['check'].get('ok') else 'FAIL'}")

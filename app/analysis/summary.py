@@ -73,8 +73,11 @@ def summarize_run(evs: list[dict[str, Any]]) -> dict[str, Any]:
                                    "delta": srv.get("delta"), "rate": srv.get("rate")}
             if summ.get("driver_cpu"):
                 phase["driver_cpu_us_per_op"] = summ["driver_cpu"].get("us_per_op")
+            if summ.get("result"):
+                phase["result"] = summ["result"]
         out_phases.append(phase)
     end = next((e for e in reversed(evs) if e["kind"] == "end"), None)
     errors = [e["message"] for e in evs if e["kind"] == "error"]
     return {"phases": out_phases, "status": end.get("status") if end else "incomplete",
             "reason": (end or {}).get("reason", ""), "errors": errors[:20]}
+

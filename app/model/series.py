@@ -12,6 +12,8 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from .results import result_text
+
 DEFAULT_CAPACITY = 200_000      # ~55 h of 1 s samples per series, 3.2 MB at most each
 
 LATENCY_KEYS = ("p50", "p95", "p99")
@@ -252,6 +254,9 @@ class SeriesStore:
             self._note(t, "info", f"Summary of {ev.get('phase', '?')}: "
                                   f"{_fmt_num(rate)} {ev.get('unit', self._unit)} over "
                                   f"{_fmt_num(ev.get('duration_s'))} s")
+            if isinstance(ev.get("result"), dict):
+                self._note(t, "info", f"Result of {ev.get('phase', '?')}: "
+                                      f"{result_text(ev['result'])}")
         elif kind == "end":
             self._end = dict(ev)
             self._vu_closed = True

@@ -12,6 +12,7 @@ from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (QAbstractItemView, QHeaderView, QLabel, QSplitter, QTabWidget,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
+from app.model.results import result_parts
 from app.model.series import SeriesStore
 
 from .charts import DashboardWidget
@@ -117,6 +118,12 @@ def _fmt(x: Any, digits: int = 2) -> str:
     return str(x)
 
 
+def _result_html(phase: str, r: dict) -> str:
+    head, sources, checks = result_parts(r)
+    return (f"<b>{_h(phase)}: {_h(head)}</b> <span style='color:#6a737d'>{_h(sources)}"
+            f"<br>cross-check: {_h('; '.join(checks))}</span>")
+
+
 class SessionViewWidget(QWidget):
     """A saved run: a header, the same three charts as live, and a per-phase summary."""
 
@@ -131,6 +138,14 @@ class SessionViewWidget(QWidget):
         self.header.setTextFormat(Qt.TextFormat.RichText)
         self.header.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         lay.addWidget(self.header)
+        # TPROC-C: NOPM/TPM as HammerDB defines them, with their sources and the cross-checks
+        self.result = QLabel()
+        self.result.setObjectName("session_result")
+        self.result.setWordWrap(True)
+        self.result.setTextFormat(Qt.TextFormat.RichText)
+        self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        self.result.setVisible(False)
+        lay.addWidget(self.result)
         self.dashboard = DashboardWidget()
         self.dashboard.setObjectName("session_dashboard")
         self.table = QTableWidget(0, len(SUMMARY_COLUMNS))
@@ -187,6 +202,9 @@ class SessionViewWidget(QWidget):
         self.bottom_tabs.setTabVisible(1, users > 0)
         self.bottom_tabs.setTabText(1, f"Virtual users ({users})")
         phases = loaded.summary.get("phases") or []
+        results = [(ph["name"], ph["result"]) for ph in phases if ph.get("result")]
+        self.result.setText("<br>".join(_result_html(name, res) for name, res in results))
+        self.result.setVisible(bool(results))
         self.table.setRowCount(len(phases))
         for row, ph in enumerate(phases):
             lat = ph.get("latency_ms") or {}

@@ -159,6 +159,16 @@ def test_real_tproc_c_session_from_postgresql_drives_the_window_and_reopens(
                          pos=w.session_tree.visualItemRect(item).center())
     view = w.session_view
     assert_tpcc_charts(view.dashboard, n_samples=n)
+    # The measured result as HammerDB defines it, with its sources and the cross-checks
+    res = next(e["result"] for e in events if e["kind"] == "summary" and e.get("result"))
+    text = view.result.text()
+    assert view.result.isVisible()
+    assert f"measure: {res['nopm']:,} NOPM · {res['tpm']:,} TPM" in text
+    assert "SUM(d_next_o_id)" in text and "pg_stat_database" in text
+    assert f"client {res['client']['nopm']:,} NOPM" in text
+    # ... and in the run log when the run ended
+    log = w.log_view.toPlainText()
+    assert f"Result of measure: {res['nopm']:,} NOPM" in log
     assert view.bottom_tabs.isTabVisible(1) and view.bottom_tabs.tabText(1) == "Virtual users (2)"
     assert vu_rows(view.vu_model) == rows
     view.bottom_tabs.setCurrentIndex(1)

@@ -1,0 +1,29 @@
+"""How a TPROC-C phase result reads: the HammerDB-defined figures with their sources, then
+the counts that cross-check them (the client's own, and on MySQL/MariaDB the virtual users'
+sessions)."""
+from __future__ import annotations
+
+from typing import Any
+
+
+def result_parts(r: dict[str, Any]) -> tuple[str, str, list[str]]:
+    """(headline, sources, cross-checks)."""
+    cl = r.get("client") or {}
+    minutes = (r.get("duration_s") or 0) / 60.0
+    head = f"{r.get('nopm') or 0:,} NOPM · {r.get('tpm') or 0:,} TPM"
+    sources = (f"over {r.get('duration_s') or 0:,.1f} s; NOPM: {r.get('nopm_source', '')}; "
+               f"TPM: {r.get('tpm_source', '')}")
+    checks = [f"client {cl.get('nopm') or 0:,} NOPM, {cl.get('tpm') or 0:,} "
+              f"commits+rollbacks/min, {cl.get('retries') or 0} retries"]
+    if r.get("session_transactions") is not None and minutes:
+        checks.append(f"the virtual users' sessions {r['session_transactions'] / minutes:,.0f}"
+                      f" commits+rollbacks/min")
+    if r.get("client_cpu_us_per_txn") is not None:
+        checks.append(f"client CPU {r['client_cpu_us_per_txn']} µs per transaction "
+                      f"(getrusage of the virtual users)")
+    return head, sources, checks
+
+
+def result_text(r: dict[str, Any]) -> str:
+    head, sources, checks = result_parts(r)
+    return f"{head} ({sources}); cross-check: {'; '.join(checks)}"
