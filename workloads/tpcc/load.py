@@ -4,7 +4,8 @@ A marker table, `versus_tpcc`, records the warehouse count, partitioning and the
 state ('loading' until the last index and statistics are in, then 'complete'), so an
 interrupted load is recognised (by `check` and by the next run, which rebuilds) and a
 matching schema is reused. A schema built by HammerDB has no marker; it is accepted when
-its tables and row counts match the parameters.
+its tables and row counts match the parameters, with a warning when its counter columns are
+too narrow for long use (HammerDB's PostgreSQL smallints).
 
 Bulk path: each loader process (forked, like virtual users) takes the item table or one
 warehouse at a time from a queue and streams tab-separated rows: COPY ... FROM STDIN on
@@ -167,6 +168,42 @@ def schema_state(db: SqlSession) -> dict:
     return st
 
 
+# Counters the transactions add to (TPC-C 2.4.2.2, 2.5.2.2, 2.7.4.2); HammerDB's own
+# transactions never touch them, and its PostgreSQL schema makes them smallint.
+COUNTERS = (("stock", "s_order_cnt"), ("stock", "s_remote_cnt"),
+            ("customer", "c_payment_cnt"), ("customer", "c_delivery_cnt"))
+_NARROW_MAX = {"tinyint": 127, "smallint": 32_767, "mediumint": 8_388_607}
+# The commonest NURand(8191) item is in ~1.95 % of new orders (10 lines of p = 0.195 %).
+_HOT_ITEM_SHARE = 0.0195
+
+
+def narrow_counters(db: SqlSession) -> list[tuple[str, str, int]]:
+    """(table.column, type, largest value) of the COUNTERS narrower than 32 bits here."""
+    schema = "current_schema()" if db.dialect == "postgres" else "DATABASE()"
+    rows = db.execute(f"SELECT table_name, column_name, data_type FROM "
+                      f"information_schema.columns WHERE table_schema = {schema} "
+                      f"AND table_name IN ('stock', 'customer')")
+    types = {(str(t).lower(), str(c).lower()): str(d).lower() for t, c, d in rows}
+    out = []
+    for key in COUNTERS:
+        top = _NARROW_MAX.get(types.get(key, ""))
+        if top:
+            out.append((".".join(key), types[key], top))
+    return out
+
+
+def narrow_counters_warning(narrow: list[tuple[str, str, int]]) -> str:
+    cols = ", ".join(f"{c} ({t})" for c, t, _ in narrow)
+    msg = (f"narrow counters in this schema: {cols}. Versus's transactions add to them "
+           f"(HammerDB's do not), and one that takes a row past its type's maximum fails")
+    top = next((top for c, _, top in narrow if c == "stock.s_order_cnt"), None)
+    if top:
+        msg += (f"; the busiest item's s_order_cnt reaches {top:,} after about "
+                f"{top / _HOT_ITEM_SHARE / 1e6:.1f} million new orders in its warehouse, "
+                f"counted over all runs on this schema")
+    return msg + ". ALTER TABLE ... TYPE integer removes the limit."
+
+
 def drop_all(db: SqlSession) -> None:
     for t in TABLES + (MARKER,):
         db.execute(f"DROP TABLE IF EXISTS {t}" + (" CASCADE" if db.dialect == "postgres" else ""))
@@ -211,6 +248,10 @@ def prepare(agent) -> dict:
         if reason is None:
             agent.log(f"reusing the TPROC-C schema of {want_w} warehouse(s)"
                       + (" (not built by Versus)" if st["origin"] == "other" else ""))
+            if st["origin"] == "other":
+                narrow = narrow_counters(db)
+                if narrow:
+                    agent.log(narrow_counters_warning(narrow), "warning")
             return st
         agent.log(reason)
     finally:
