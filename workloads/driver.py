@@ -74,6 +74,7 @@ class VU:
         self.rng = random.Random(os.getpid() ^ int(time.time() * 1e6))
         # optional workload counters (run_clients(counters=...)): carr[cbase + k]
         self.carr, self.cbase = None, 0
+        self._ru0 = None
 
     def base(self, txn: int) -> int:
         """Index of this VU's ops counter for a transaction type; errors at +1, histogram at +2."""
@@ -86,6 +87,8 @@ class VU:
             if self.stop.value:
                 return False
             time.sleep(0.002)
+        # CPU is counted from here: connecting and preparing are not the phase's work
+        self._ru0 = resource.getrusage(resource.RUSAGE_SELF)
         return not self.stop.value
 
     def report_error(self, message: str) -> None:
@@ -101,8 +104,9 @@ class VU:
 
     def finish(self) -> None:
         ru = resource.getrusage(resource.RUSAGE_SELF)
-        self._rusage[2 * self.index] = ru.ru_utime
-        self._rusage[2 * self.index + 1] = ru.ru_stime
+        u0, s0 = (self._ru0.ru_utime, self._ru0.ru_stime) if self._ru0 else (0.0, 0.0)
+        self._rusage[2 * self.index] = ru.ru_utime - u0
+        self._rusage[2 * self.index + 1] = ru.ru_stime - s0
 
 
 def _vu_entry(fn, vu: VU, parent: int) -> None:
@@ -478,7 +482,7 @@ class Agent:
                "errors_total": sum(body["errors"].values()), **body,
                "driver_cpu": {"user_s": round(cpu_u, 4), "system_s": round(cpu_s, 4),
                               "us_per_op": round((cpu_u + cpu_s) * 1e6 / total, 2) if total else None,
-                              "source": "getrusage of the virtual-user processes"}}
+                              "source": "getrusage of the virtual-user processes from the phase start"}}
         if ph.rate is not None:
             out["rate"] = round(ph.rate(body["ops"], body.get("counters", {}), dur), 2)
         if before is not None and after is not None:

@@ -10,9 +10,12 @@ def result_parts(r: dict[str, Any]) -> tuple[str, str, list[str]]:
     """(headline, sources, cross-checks)."""
     cl = r.get("client") or {}
     minutes = (r.get("duration_s") or 0) / 60.0
-    head = f"{r.get('nopm') or 0:,} NOPM · {r.get('tpm') or 0:,} TPM"
+    tpm = r.get("tpm")
+    head = f"{r.get('nopm') or 0:,} NOPM · " + (f"{tpm:,} TPM" if tpm is not None else
+                                                 "TPM unavailable")
     sources = (f"over {r.get('duration_s') or 0:,.1f} s; NOPM: {r.get('nopm_source', '')}; "
-               f"TPM: {r.get('tpm_source', '')}")
+               + (f"TPM: {r.get('tpm_source', '')}" if tpm is not None else
+                  "TPM: the server's counters could not be read to the end of the period"))
     checks = [f"client {cl.get('nopm') or 0:,} NOPM, {cl.get('tpm') or 0:,} "
               f"commits+rollbacks/min, {cl.get('retries') or 0} retries"]
     if r.get("session_transactions") is not None and minutes:

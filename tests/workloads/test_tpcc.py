@@ -218,3 +218,69 @@ def test_stop_during_load_is_reported_and_rebuilt(request, db, versus_home, tmp_
     assert "rebuilding: found an interrupted load of 4 warehouse(s)" in r.stdout
     rc, res = _check(url)
     assert rc == 0 and res["ok"], res
+
+
+def _kill_sessions(url: str) -> int:
+    """End every other connection to the run's database, as a server restart would."""
+    name = urlsplit(url).path.lstrip("/")
+    if url.startswith("postgresql"):
+        import psycopg
+        with psycopg.connect(**PG, dbname=name, autocommit=True) as c:
+            rows = c.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                             "WHERE datname = %s AND pid <> pg_backend_pid()", (name,)).fetchall()
+        return len(rows)
+    import pymysql
+    c = pymysql.connect(**MY, autocommit=True)
+    try:
+        with c.cursor() as cur:
+            cur.execute("SELECT id FROM information_schema.processlist WHERE db = %s "
+                        "AND id <> CONNECTION_ID()", (name,))
+            ids = [r[0] for r in cur.fetchall()]
+            for i in ids:
+                try:
+                    cur.execute(f"KILL CONNECTION {int(i)}")
+                except pymysql.Error:
+                    pass                      # it ended on its own meanwhile
+        return len(ids)
+    finally:
+        c.close()
+
+
+@pytest.mark.parametrize("db,sp", [("pg_db", "true"), ("pg_db", "false"),
+                                   ("mariadb_db", "true")])
+def test_connections_killed_mid_run_are_reported_and_recorded_data_kept(
+        request, db, sp, versus_home, tmp_path):
+    url = request.getfixturevalue(db)
+    out = tmp_path / "tpcc.versus"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "app.main", "run", "--target", url, "--workload", "tpcc",
+         "--set", "warehouses=1", "--set", "load-clients=2", "--set", "rampup=0",
+         "--set", "vus=2", "--set", f"stored-procedures={sp}", "--duration", "30",
+         "--out", str(out)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
+    try:
+        deadline = time.monotonic() + 120
+        for line in proc.stdout:
+            if "phase measure started" in line:
+                break
+            assert time.monotonic() < deadline, "the measure phase did not start"
+        time.sleep(3.0)
+        assert _kill_sessions(url) >= 2
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    # every virtual user lost its connection: the run fails with that sentence, well before
+    # its 30 s, and nothing recorded before is lost
+    assert proc.returncode == 1, rest + err
+    assert "lost the database connection" in rest + err, rest + err
+    assert "Traceback" not in rest + err and "OperationalError" not in rest + err
+    # counters cut off with the connections are said to be unavailable, not shown as 0
+    assert "· 0 TPM" not in rest
+    evs = _events(out)
+    samples = [e for e in evs if e["kind"] == "sample" and e["phase"] == "measure"]
+    assert len(samples) >= 2 and sum(s["counters"]["new_orders"] for s in samples) > 0
+    m = _summary(evs, "measure")
+    assert m["duration_s"] < 20 and m["counters"]["new_orders"] > 0
+    end = next(e for e in evs if e["kind"] == "end")
+    assert end["status"] == "failed"

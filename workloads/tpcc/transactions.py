@@ -34,6 +34,7 @@ NO, PAY, OS, DLV, SL = range(5)
 KEYING = (18.0, 3.0, 2.0, 2.0, 2.0)
 THINK = (12.0, 12.0, 10.0, 5.0, 5.0)
 MAX_ATTEMPTS = 20
+BATCH = 64                      # transactions whose inputs are drawn ahead at a time
 COMMIT, ROLLBACK = "commit", "rollback"
 
 
@@ -311,20 +312,33 @@ def _loop(vu, inp: Inputs, tx, keying: bool) -> None:
     stop = vu.stop
     rr = inp.rr
     clock = time.perf_counter_ns
-    impl = (tx.new_order, tx.payment, tx.order_status, tx.delivery, tx.stock_level)
     gen = (inp.new_order, _pay_input(inp), _os_input(inp), _dlv_input(inp), _sl_input(inp))
+    pick, plan = inp.pick_type, tx.plan
+
+    def batch():
+        # Inputs are drawn and encoded ahead, BATCH at a time: that code then runs with warm
+        # caches instead of after every wake-up from the server's answer.
+        out = []
+        for _ in range(BATCH):
+            t = pick()
+            out.append((t,) + plan(t, gen[t]()))
+        out.reverse()
+        return out
+
+    queue: list = []
     last_report = 0.0
     while not stop.value:
-        t = inp.pick_type()
+        if not queue:
+            queue = batch()
+        t, fn, args = queue.pop()
         if keying and _sleep(vu, KEYING[t]):
             break
-        args = gen[t]()
         b = bases[t]
         t0 = clock()
         attempts = 0
         while True:
             try:
-                outcome = impl[t](*args)
+                outcome = fn(*args)
             except Retry:
                 attempts += 1
                 carr[cb + RETRIES] += 1
@@ -341,7 +355,7 @@ def _loop(vu, inp: Inputs, tx, keying: bool) -> None:
                 now = time.monotonic()
                 if now - last_report > 5.0:
                     last_report = now
-                    vu.report_error(f"{TYPES[t]}: {exc}")
+                    vu.report_error(f"{TYPES[t]}: {exc.args[0] if exc.args else exc}")
                 if not tx.alive():
                     vu.report_error("lost the database connection")
                     return
@@ -508,8 +522,9 @@ class PgTxns:
     """The five transactions over one libpq connection in pipeline mode."""
 
     def __init__(self, target, sp: bool):
-        from psycopg import pq
+        from psycopg import OperationalError, pq
         self.pq = pq
+        self._operr = OperationalError
         self.conn = connect_pg(target)
         pg = self.pg = self.conn.pgconn
         self.sp = sp
@@ -523,12 +538,17 @@ class PgTxns:
                 raise DatabaseError(f"cannot prepare the TPROC-C statement {key}: "
                                     f"{_pg_msg(res)}")
             self.n[key] = name
-        pg.enter_pipeline_mode()
+        if not sp:
+            # several statements per round trip; one call per transaction needs no pipeline
+            pg.enter_pipeline_mode()
         self._sync = pq.ExecStatus.PIPELINE_SYNC
+        self._ok = (pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK)
         self._fatal = pq.ExecStatus.FATAL_ERROR
         self._aborted = pq.ExecStatus.PIPELINE_ABORTED
         self._sqlstate = pq.DiagnosticField.SQLSTATE
         self.B, self.C, self.R = self.n["begin"], self.n["commit"], self.n["rollback"]
+        self.impl = (self.new_order, self.payment, self.order_status, self.delivery,
+                     self.stock_level)
 
     def alive(self) -> bool:
         return self.pg.status == self.pq.ConnStatus.OK
@@ -538,7 +558,8 @@ class PgTxns:
 
     def close(self) -> None:
         try:
-            self.pg.exit_pipeline_mode()
+            if not self.sp:
+                self.pg.exit_pipeline_mode()
         except Exception:
             pass
         self.conn.close()
@@ -548,10 +569,13 @@ class PgTxns:
         TxnError (with the SQLSTATE) for the first failed statement."""
         pg = self.pg
         send = pg.send_query_prepared
-        for name, params in calls:
-            send(name, params)
-        pg.pipeline_sync()
-        pg.flush()
+        try:
+            for name, params in calls:
+                send(name, params)
+            pg.pipeline_sync()
+            pg.flush()
+        except self._operr as exc:            # the link is gone
+            raise TxnError(str(exc).strip() or "the connection stopped answering") from None
         out, err, nones = [], None, 0
         get = pg.get_result
         while True:
@@ -590,12 +614,43 @@ class PgTxns:
     def _call(self, name, params):
         """One autocommit call of a server-side function; VS001 is the intended rollback."""
         try:
-            self._run(((name, params),))
-        except TxnError as exc:
-            if len(exc.args) > 1 and exc.args[1] == b"VS001":
-                return ROLLBACK
-            raise
-        return COMMIT
+            r = self.pg.exec_prepared(name, params)
+        except self._operr as exc:            # libpq returned no result: the link is gone
+            raise TxnError(str(exc).strip() or "the connection stopped answering") from None
+        if r.status in self._ok:
+            return COMMIT
+        state = r.error_field(self._sqlstate) or b""
+        if state == b"VS001":
+            return ROLLBACK
+        if state in _PG_RETRY:
+            raise Retry(state.decode())
+        if r.status != self._fatal:
+            raise TxnError("the connection stopped answering: " +
+                           (self.pg.error_message or b"").decode(errors="replace").strip())
+        raise TxnError(_pg_msg(r), state)
+
+    def plan(self, t, args):
+        """(function, arguments) that run transaction type t with these inputs; server-side
+        calls get their parameters encoded here, ahead of time."""
+        if not self.sp:
+            return self.impl[t], args
+        n = self.n
+        if t == NO:
+            w, d, c, lines, all_local = args
+            return self._call, (n["f_neword"], (
+                b"%d" % w, b"%d" % d, b"%d" % c, b"%d" % len(lines), b"%d" % all_local,
+                _arr([ln[1] for ln in lines]), _arr([ln[0] for ln in lines]),
+                _arr([ln[2] for ln in lines])))
+        if t == PAY:
+            w, d, cw, cd, c, last, amount = args
+            return self._call, (n["f_payment"], (b"%d" % w, b"%d" % d, b"%d" % cw, b"%d" % cd,
+                                                 b"%d" % c, last.encode(), amount.encode()))
+        if t == OS:
+            w, d, c, last = args
+            return self._call, (n["f_ostat"], (b"%d" % w, b"%d" % d, b"%d" % c, last.encode()))
+        if t == DLV:
+            return self._call, (n["f_delivery"], (b"%d" % args[0], b"%d" % args[1]))
+        return self._call, (n["f_slev"], tuple(b"%d" % x for x in args))
 
     # New-Order
     def new_order(self, w, d, c, lines, all_local):
@@ -605,9 +660,6 @@ class PgTxns:
         qty = _arr(ln[2] for ln in lines)
         W, D, C = b"%d" % w, b"%d" % d, b"%d" % c
         cnt = b"%d" % len(lines)
-        if self.sp:
-            return self._call(n["f_neword"], (W, D, C, cnt, b"%d" % all_local, items, supply,
-                                              qty))
         r = self._txn(((self.B, None), (n["no_district"], (W, D)),
                        (n["no_customer"], (W, D, C)), (n["no_items"], (items,))))
         if r[3].ntuples < len(lines):
@@ -623,8 +675,6 @@ class PgTxns:
     def payment(self, w, d, cw, cd, c, last, amount):
         n = self.n
         W, D, CW, CD, A = b"%d" % w, b"%d" % d, b"%d" % cw, b"%d" % cd, amount.encode()
-        if self.sp:
-            return self._call(n["f_payment"], (W, D, CW, CD, b"%d" % c, last.encode(), A))
         head = ((self.B, None), (n["pay_warehouse"], (W, A)), (n["pay_district"], (W, D, A)))
         if c == 0:
             r = self._txn(head + ((n["pay_by_name"], (CW, CD, last.encode())),))
@@ -646,8 +696,6 @@ class PgTxns:
     def order_status(self, w, d, c, last):
         n = self.n
         W, D = b"%d" % w, b"%d" % d
-        if self.sp:
-            return self._call(n["f_ostat"], (W, D, b"%d" % c, last.encode()))
         if c == 0:
             r = self._txn(((self.B, None), (n["os_by_name"], (W, D, last.encode()))))
             k = r[1].ntuples
@@ -666,8 +714,6 @@ class PgTxns:
     def delivery(self, w, carrier):
         n = self.n
         W, K = b"%d" % w, b"%d" % carrier
-        if self.sp:
-            return self._call(n["f_delivery"], (W, K))
         self._txn(((self.B, None), (n["delivery"], (W, K)), (self.C, None)))
         return COMMIT
 
@@ -675,8 +721,6 @@ class PgTxns:
     def stock_level(self, w, d, threshold):
         n = self.n
         W, D, T = b"%d" % w, b"%d" % d, b"%d" % threshold
-        if self.sp:
-            return self._call(n["f_slev"], (W, D, T))
         self._txn(((self.B, None), (n["stock_level"], (W, D, T)), (self.C, None)))
         return COMMIT
 
@@ -816,6 +860,32 @@ class MyTxns:
             self.cur = self.conn.cursor()
             self._multi = self._multi_pymysql
         self._ok = True
+        self.impl = (self.new_order, self.payment, self.order_status, self.delivery,
+                     self.stock_level)
+
+    def plan(self, t, args):
+        """(function, arguments) that run transaction type t with these inputs; server-side
+        calls get their statement text built here, ahead of time."""
+        if not self.sp:
+            return self.impl[t], args
+        S = MY_SQL
+        if t == NO:
+            w, d, c, lines, all_local = args
+            return self._call, (S["p_neword"].format(
+                w=w, d=d, c=c, cnt=len(lines), all_local=all_local,
+                items=",".join([str(ln[1]) for ln in lines]),
+                supply=",".join([str(ln[0]) for ln in lines]),
+                qty=",".join([str(ln[2]) for ln in lines])),)
+        if t == PAY:
+            w, d, cw, cd, c, last, amount = args
+            return self._call, (S["p_payment"].format(w=w, d=d, cw=cw, cd=cd, c=c, last=last,
+                                                      a=amount),)
+        if t == OS:
+            w, d, c, last = args
+            return self._call, (S["p_ostat"].format(w=w, d=d, c=c, last=last),)
+        if t == DLV:
+            return self._call, (S["p_delivery"].format(w=args[0], k=args[1]),)
+        return self._call, (S["p_slev"].format(w=args[0], d=args[1], t=args[2]),)
 
     def alive(self) -> bool:
         return self._ok
@@ -885,12 +955,6 @@ class MyTxns:
     def new_order(self, w, d, c, lines, all_local):
         S = MY_SQL
         cnt = len(lines)
-        if self.sp:
-            return self._call(S["p_neword"].format(
-                w=w, d=d, c=c, cnt=cnt, all_local=all_local,
-                items=",".join(str(ln[1]) for ln in lines),
-                supply=",".join(str(ln[0]) for ln in lines),
-                qty=",".join(str(ln[2]) for ln in lines)))
         items = ",".join(str(ln[1]) for ln in lines)
         keys = ",".join(f"({ln[0]},{ln[1]})" for ln in lines)
         r = self._q(S["no_head"].format(w=w, d=d, c=c, items=items, keys=keys,
@@ -919,9 +983,6 @@ class MyTxns:
 
     def payment(self, w, d, cw, cd, c, last, amount):
         S = MY_SQL
-        if self.sp:
-            return self._call(S["p_payment"].format(w=w, d=d, cw=cw, cd=cd, c=c, last=last,
-                                                    a=amount))
         head = S["pay_head"].format(a=amount, w=w, d=d)
         if c == 0:
             r = self._q(head + ";" + S["pay_by_name"].format(cw=cw, cd=cd, last=last),
@@ -939,8 +1000,6 @@ class MyTxns:
 
     def order_status(self, w, d, c, last):
         S = MY_SQL
-        if self.sp:
-            return self._call(S["p_ostat"].format(w=w, d=d, c=c, last=last))
         if c == 0:
             r = self._q(S["os_by_name"].format(w=w, d=d, last=last), in_txn=True)
             rows = r[-1]
@@ -956,8 +1015,6 @@ class MyTxns:
 
     def delivery(self, w, carrier):
         S = MY_SQL
-        if self.sp:
-            return self._call(S["p_delivery"].format(w=w, k=carrier))
         body = "".join(S["dlv_district"].format(w=w, d=d, k=carrier)
                        for d in range(1, DISTRICTS + 1))
         self._q("START TRANSACTION;" + body + "COMMIT", in_txn=True)
@@ -965,7 +1022,5 @@ class MyTxns:
 
     def stock_level(self, w, d, threshold):
         S = MY_SQL
-        if self.sp:
-            return self._call(S["p_slev"].format(w=w, d=d, t=threshold))
         self._q(S["stock_level"].format(w=w, d=d, t=threshold), in_txn=True)
         return COMMIT
