@@ -246,27 +246,30 @@ class Inputs:
         return o + 1 if o >= w else o
 
     def new_order(self):
+        """(w, d, c, items, supply warehouses, quantities, all_local); items distinct and in
+        ascending order, so every order locks its stock rows in one global order."""
         rr = self.rr
         w = self.home()
         d = 1 + int(rr() * DISTRICTS)
-        c = nurand(rr, 1023, 1, CUSTOMERS, C_ID)
+        c = ((int(rr() * 1024) | (1 + int(rr() * CUSTOMERS))) + C_ID) % CUSTOMERS + 1
         cnt = 5 + int(rr() * 11)
-        rollback = rr() < 0.01
-        seen = set()
-        lines = []
-        for k in range(cnt):
-            if rollback and k == cnt - 1:
-                i = ITEMS + 1                             # an unused item id
-            else:
-                i = nurand(rr, 8191, 1, ITEMS, C_OL_I_ID)
-                while i in seen:                          # distinct items per order
-                    i = nurand(rr, 8191, 1, ITEMS, C_OL_I_ID)
-            seen.add(i)
-            sw = self.other_w(w) if self.W > 1 and rr() < 0.01 else w
-            lines.append((sw, i, 1 + int(rr() * 10)))
-        lines.sort()                                      # lock stock rows in key order
-        all_local = int(all(ln[0] == w for ln in lines))
-        return w, d, c, lines, all_local
+        n = cnt - 1 if rr() < 0.01 else cnt               # 1 %: the last item is unused
+        seen: set[int] = set()
+        add = seen.add
+        while len(seen) < n:                              # NURand(8191, 1, ITEMS), inlined
+            add(((int(rr() * 8192) | (1 + int(rr() * ITEMS))) + C_OL_I_ID) % ITEMS + 1)
+        items = sorted(seen)
+        if n < cnt:
+            items.append(ITEMS + 1)
+        qty = [1 + int(rr() * 10) for _ in range(cnt)]
+        supply = [w] * cnt
+        all_local = 1
+        if self.W > 1:
+            for k in range(cnt):
+                if rr() < 0.01:                           # 1 % remote order lines
+                    supply[k] = self.other_w(w)
+                    all_local = 0
+        return w, d, c, items, supply, qty, all_local
 
     def customer(self, w: int, d: int):
         """(c_w_id, c_d_id) for Payment: 85 % home, 15 % a remote warehouse."""
@@ -418,7 +421,7 @@ def _sleep(vu, seconds: float) -> bool:
 
 
 def _arr(values) -> bytes:
-    return ("{" + ",".join(map(str, values)) + "}").encode()
+    return ("{%s}" % ",".join(map(str, values))).encode()
 
 
 # --- PostgreSQL ------------------------------------------------------------------------------
@@ -636,11 +639,10 @@ class PgTxns:
             return self.impl[t], args
         n = self.n
         if t == NO:
-            w, d, c, lines, all_local = args
+            w, d, c, items, supply, qty, all_local = args
             return self._call, (n["f_neword"], (
-                b"%d" % w, b"%d" % d, b"%d" % c, b"%d" % len(lines), b"%d" % all_local,
-                _arr([ln[1] for ln in lines]), _arr([ln[0] for ln in lines]),
-                _arr([ln[2] for ln in lines])))
+                b"%d" % w, b"%d" % d, b"%d" % c, b"%d" % len(items), b"%d" % all_local,
+                _arr(items), _arr(supply), _arr(qty)))
         if t == PAY:
             w, d, cw, cd, c, last, amount = args
             return self._call, (n["f_payment"], (b"%d" % w, b"%d" % d, b"%d" % cw, b"%d" % cd,
@@ -653,16 +655,14 @@ class PgTxns:
         return self._call, (n["f_slev"], tuple(b"%d" % x for x in args))
 
     # New-Order
-    def new_order(self, w, d, c, lines, all_local):
+    def new_order(self, w, d, c, item_ids, supply_ws, qtys, all_local):
         n = self.n
-        items = _arr(ln[1] for ln in lines)
-        supply = _arr(ln[0] for ln in lines)
-        qty = _arr(ln[2] for ln in lines)
+        items, supply, qty = _arr(item_ids), _arr(supply_ws), _arr(qtys)
         W, D, C = b"%d" % w, b"%d" % d, b"%d" % c
-        cnt = b"%d" % len(lines)
+        cnt = b"%d" % len(item_ids)
         r = self._txn(((self.B, None), (n["no_district"], (W, D)),
                        (n["no_customer"], (W, D, C)), (n["no_items"], (items,))))
-        if r[3].ntuples < len(lines):
+        if r[3].ntuples < len(item_ids):
             self._run(((self.R, None),))
             return ROLLBACK
         o = r[1].get_value(0, 0)
@@ -870,12 +870,11 @@ class MyTxns:
             return self.impl[t], args
         S = MY_SQL
         if t == NO:
-            w, d, c, lines, all_local = args
+            w, d, c, items, supply, qty, all_local = args
             return self._call, (S["p_neword"].format(
-                w=w, d=d, c=c, cnt=len(lines), all_local=all_local,
-                items=",".join([str(ln[1]) for ln in lines]),
-                supply=",".join([str(ln[0]) for ln in lines]),
-                qty=",".join([str(ln[2]) for ln in lines])),)
+                w=w, d=d, c=c, cnt=len(items), all_local=all_local,
+                items=",".join(map(str, items)), supply=",".join(map(str, supply)),
+                qty=",".join(map(str, qty))),)
         if t == PAY:
             w, d, cw, cd, c, last, amount = args
             return self._call, (S["p_payment"].format(w=w, d=d, cw=cw, cd=cd, c=c, last=last,
@@ -952,11 +951,11 @@ class MyTxns:
                 return ROLLBACK
         return COMMIT
 
-    def new_order(self, w, d, c, lines, all_local):
+    def new_order(self, w, d, c, item_ids, supply_ws, qtys, all_local):
         S = MY_SQL
-        cnt = len(lines)
-        items = ",".join(str(ln[1]) for ln in lines)
-        keys = ",".join(f"({ln[0]},{ln[1]})" for ln in lines)
+        cnt = len(item_ids)
+        items = ",".join(map(str, item_ids))
+        keys = ",".join(f"({sw},{i})" for sw, i in zip(supply_ws, item_ids))
         r = self._q(S["no_head"].format(w=w, d=d, c=c, items=items, keys=keys,
                                         dist=_MY_DIST[d - 1]), in_txn=True)
         o = int(r[1][0][0])
@@ -967,7 +966,7 @@ class MyTxns:
         stock = {(int(row[1]), int(row[0])): row for row in r[5]}
         parts = []
         vals = []
-        for k, (sw, i, q) in enumerate(lines, 1):
+        for k, (sw, i, q) in enumerate(zip(supply_ws, item_ids, qtys), 1):
             row = stock[(sw, i)]
             sq = int(row[2]) - q
             if sq < 10:
