@@ -85,6 +85,11 @@ def memory_kb(root: int) -> tuple[int, int]:
     return rss, pss
 
 
+def proc_stat_cpu() -> list[int]:
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:]]
+
+
 def run_one(eng, db: str, sp: bool, args, home: str) -> dict:
     out = os.path.join(home, f"{eng.key}-{'sp' if sp else 'client'}.versus")
     cmd = [versus_bin(), "run", "--target", eng.versus_target(db), "--workload", "tpcc",
@@ -98,11 +103,13 @@ def run_one(eng, db: str, sp: bool, args, home: str) -> dict:
                          env={**os.environ, "VERSUS_HOME": home})
     agent_pid = None
     mem: list[tuple[int, int, int]] = []
+    cpu: list[list[int]] = []
     measure_started = threading.Event()
     done = threading.Event()
 
     def sampler():
         measure_started.wait()
+        cpu.append(proc_stat_cpu())
         t0 = time.monotonic()
         for minute in range(1, args.duration // 60 + 1):
             while time.monotonic() < t0 + 60 * minute - 1:
@@ -125,6 +132,7 @@ def run_one(eng, db: str, sp: bool, args, home: str) -> dict:
         if args.verbose:
             print("   " + line.rstrip(), flush=True)
     p.wait()
+    cpu.append(proc_stat_cpu())
     done.set()
     measure_started.set()
     th.join(5)
@@ -136,14 +144,22 @@ def run_one(eng, db: str, sp: bool, args, home: str) -> dict:
     summ = {e["phase"]: e for e in evs if e["kind"] == "summary"}
     m = summ["measure"]
     res = m["result"]
-    cpu = m["driver_cpu"]
+    cpu_v = m["driver_cpu"]
     tx = sum(m["ops"].values())
     row = {"engine": eng.label, "sp": sp, "nopm": res["nopm"], "tpm": res["tpm"],
            "client_nopm": res["client"]["nopm"], "client_tpm": res["client"]["tpm"],
            "retries": res["client"]["retries"], "errors": m["errors_total"],
-           "txns": tx, "cpu_us_per_txn": round((cpu["user_s"] + cpu["system_s"]) * 1e6 / tx, 1),
-           "cpu_s_per_1000": round((cpu["user_s"] + cpu["system_s"]) * 1000 / tx, 4),
+           "txns": tx, "cpu_us_per_txn": round((cpu_v["user_s"] + cpu_v["system_s"]) * 1e6 / tx, 1),
+           "cpu_s_per_1000": round((cpu_v["user_s"] + cpu_v["system_s"]) * 1000 / tx, 4),
+           "cpu_user_us_per_txn": round(cpu_v["user_s"] * 1e6 / tx, 1),
+           "cpu_system_us_per_txn": round(cpu_v["system_s"] * 1e6 / tx, 1),
            "mem": mem, "lat_ms": m["lat_ms"]}
+    if len(cpu) == 2:
+        d = [b - a for a, b in zip(*cpu)]
+        total = sum(d) or 1
+        # /proc/stat cpu: user nice system idle iowait irq softirq steal ...
+        row["host_steal_pct"] = round(100.0 * d[7] / total, 1) if len(d) > 7 else None
+        row["host_idle_pct"] = round(100.0 * d[3] / total, 1)
     if "load" in summ:
         ld = summ["load"]
         row["load_s"] = ld["duration_s"]
@@ -181,9 +197,14 @@ def main() -> int:
                     print(f"   NOPM {r['nopm']:,}  TPM {r['tpm']:,}  (client: NOPM "
                           f"{r['client_nopm']:,}, commits+rollbacks/min {r['client_tpm']:,}, "
                           f"retries {r['retries']}, errors {r['errors']})")
-                    print(f"   client CPU {r['cpu_us_per_txn']} us/txn = "
+                    print(f"   client CPU {r['cpu_us_per_txn']} us/txn (user "
+                          f"{r['cpu_user_us_per_txn']}, system {r['cpu_system_us_per_txn']}) = "
                           f"{r['cpu_s_per_1000']} s per 1000 txns   "
                           f"HammerDB: {HAMMERDB[(eng.key, sp)]}")
+                    if r.get("host_steal_pct") is not None:
+                        print(f"   host CPU during measure: steal {r['host_steal_pct']} %, "
+                              f"idle {r['host_idle_pct']} % (steal: time the hypervisor gave "
+                              f"to other guests; figures are only comparable when it is low)")
                     lat = r["lat_ms"]
                     print("   latency p50/p95/p99 ms: " + ", ".join(
                         f"{t} {lat[t]['p50']}/{lat[t]['p95']}/{lat[t]['p99']}"
