@@ -85,6 +85,17 @@ def memory_kb(root: int) -> tuple[int, int]:
     return rss, pss
 
 
+def proc_self_cpu(pid: int | None) -> float | None:
+    """utime + stime of one process, without its children, in seconds."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            data = f.read()
+        fields = data[data.rindex(")") + 2:].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, TypeError):
+        return None
+
+
 def proc_stat_cpu() -> list[int]:
     with open("/proc/stat") as f:
         return [int(x) for x in f.readline().split()[1:]]
@@ -104,12 +115,14 @@ def run_one(eng, db: str, sp: bool, args, home: str) -> dict:
     agent_pid = None
     mem: list[tuple[int, int, int]] = []
     cpu: list[list[int]] = []
+    agent_cpu: list[float | None] = []
     measure_started = threading.Event()
     done = threading.Event()
 
     def sampler():
         measure_started.wait()
         cpu.append(proc_stat_cpu())
+        agent_cpu.append(proc_self_cpu(agent_pid))
         t0 = time.monotonic()
         for minute in range(1, args.duration // 60 + 1):
             while time.monotonic() < t0 + 60 * minute - 1:
@@ -129,6 +142,8 @@ def run_one(eng, db: str, sp: bool, args, home: str) -> dict:
             agent_pid = int(m.group(1))
         if "phase measure started" in line:
             measure_started.set()
+        if "measure done:" in line and len(agent_cpu) == 1:
+            agent_cpu.append(proc_self_cpu(agent_pid))
         if args.verbose:
             print("   " + line.rstrip(), flush=True)
     p.wait()
@@ -154,6 +169,9 @@ def run_one(eng, db: str, sp: bool, args, home: str) -> dict:
            "cpu_user_us_per_txn": round(cpu_v["user_s"] * 1e6 / tx, 1),
            "cpu_system_us_per_txn": round(cpu_v["system_s"] * 1e6 / tx, 1),
            "mem": mem, "lat_ms": m["lat_ms"]}
+    if len(agent_cpu) == 2 and None not in agent_cpu:
+        # the agent's own process (sampler, server counters, events), not its virtual users
+        row["agent_cpu_us_per_txn"] = round((agent_cpu[1] - agent_cpu[0]) * 1e6 / tx, 1)
     if len(cpu) == 2:
         d = [b - a for a, b in zip(*cpu)]
         total = sum(d) or 1
@@ -201,6 +219,10 @@ def main() -> int:
                           f"{r['cpu_user_us_per_txn']}, system {r['cpu_system_us_per_txn']}) = "
                           f"{r['cpu_s_per_1000']} s per 1000 txns   "
                           f"HammerDB: {HAMMERDB[(eng.key, sp)]}")
+                    if r.get("agent_cpu_us_per_txn") is not None:
+                        print(f"   agent process (sampler, server counters, events): "
+                              f"{r['agent_cpu_us_per_txn']} us/txn more; driver total "
+                              f"{r['cpu_us_per_txn'] + r['agent_cpu_us_per_txn']:.1f} us/txn")
                     if r.get("host_steal_pct") is not None:
                         print(f"   host CPU during measure: steal {r['host_steal_pct']} %, "
                               f"idle {r['host_idle_pct']} % (steal: time the hypervisor gave "

@@ -35,6 +35,7 @@ KEYING = (18.0, 3.0, 2.0, 2.0, 2.0)
 THINK = (12.0, 12.0, 10.0, 5.0, 5.0)
 MAX_ATTEMPTS = 20
 BATCH = 64                      # transactions whose inputs are drawn ahead at a time
+_LOG_99 = math.log(0.99)
 COMMIT, ROLLBACK = "commit", "rollback"
 
 
@@ -221,6 +222,7 @@ class Inputs:
     def __init__(self, rng, index: int, nvu: int, warehouses: int, all_warehouses: bool):
         self.rng = rng
         self.rr = rng.random
+        self.bits = rng.getrandbits
         self.W = warehouses
         self.homes = home_warehouses(index, nvu, warehouses, all_warehouses)
         # the cumulative mix
@@ -248,16 +250,17 @@ class Inputs:
     def new_order(self):
         """(w, d, c, items, supply warehouses, quantities, all_local); items distinct and in
         ascending order, so every order locks its stock rows in one global order."""
-        rr = self.rr
+        rr, bits = self.rr, self.bits
         w = self.home()
         d = 1 + int(rr() * DISTRICTS)
-        c = ((int(rr() * 1024) | (1 + int(rr() * CUSTOMERS))) + C_ID) % CUSTOMERS + 1
+        c = ((bits(10) | (1 + int(rr() * CUSTOMERS))) + C_ID) % CUSTOMERS + 1
         cnt = 5 + int(rr() * 11)
         n = cnt - 1 if rr() < 0.01 else cnt               # 1 %: the last item is unused
-        seen: set[int] = set()
-        add = seen.add
-        while len(seen) < n:                              # NURand(8191, 1, ITEMS), inlined
-            add(((int(rr() * 8192) | (1 + int(rr() * ITEMS))) + C_OL_I_ID) % ITEMS + 1)
+        # NURand(8191, 1, ITEMS), inlined; drawn again while two lines share an item
+        seen = {((bits(13) | (1 + int(rr() * ITEMS))) + C_OL_I_ID) % ITEMS + 1
+                for _ in range(n)}
+        while len(seen) < n:
+            seen.add(((bits(13) | (1 + int(rr() * ITEMS))) + C_OL_I_ID) % ITEMS + 1)
         items = sorted(seen)
         if n < cnt:
             items.append(ITEMS + 1)
@@ -265,10 +268,12 @@ class Inputs:
         supply = [w] * cnt
         all_local = 1
         if self.W > 1:
-            for k in range(cnt):
-                if rr() < 0.01:                           # 1 % remote order lines
-                    supply[k] = self.other_w(w)
-                    all_local = 0
+            # 1 % remote lines, a Bernoulli process: jump from one remote line to the next
+            k = int(math.log(1.0 - rr()) / _LOG_99)
+            while k < cnt:
+                supply[k] = self.other_w(w)
+                all_local = 0
+                k += 1 + int(math.log(1.0 - rr()) / _LOG_99)
         return w, d, c, items, supply, qty, all_local
 
     def customer(self, w: int, d: int):
