@@ -217,7 +217,9 @@ def cmd_status(root: str) -> int:
                 try:
                     with open(pidfile) as f:
                         pid = int(f.read().strip())
-                    state = "running" if _pid_alive(pid) else "died"
+                    state = "running" if _pid_alive(pid) else (
+                        # it may have ended cleanly (and removed the file) since the read
+                        "died" if os.path.exists(pidfile) else "finished")
                 except (OSError, ValueError):
                     state = "unknown"
             runs.append({"run_id": name, "state": state, "pid": pid})

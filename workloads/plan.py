@@ -278,7 +278,10 @@ def status(plandir: str) -> dict:
               "runs": {r["run_id"]: {"state": "waiting", "label": r.get("label", ""),
                                      "planned_s": r.get("planned_s")} for r in plan["runs"]}}
     if st.get("state") == "running" and st.get("pid") and not _pid_alive(int(st["pid"])):
-        st["state"] = "died"
+        # it may have written its final state and exited since the read above
+        st = _read_json(os.path.join(plandir, "state.json"))
+        if st.get("state") == "running":
+            st["state"] = "died"
     st["now"] = time.time()
     return st
 

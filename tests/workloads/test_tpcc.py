@@ -76,6 +76,30 @@ def _assert_measure_matches(evs, sp: bool):
     assert all(s["unit"] == "NOPM" for s in samples)
 
 
+def _interrupt_run(url, out, sets, duration, when: str, act, wait: float = 2.0):
+    """Start `versus run`, wait for the line `when`, let it run `wait` s more, act on it; the
+    finished process with its remaining stdout and stderr."""
+    args = [sys.executable, "-m", "app.main", "run", "--target", url, "--workload", "tpcc",
+            "--duration", duration, "--out", str(out)]
+    for x in sets:
+        args += ["--set", x]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=str(ROOT))
+    try:
+        deadline = time.monotonic() + 120
+        for line in proc.stdout:
+            if when in line:
+                break
+            assert time.monotonic() < deadline, f"no {when!r} line"
+        time.sleep(wait)
+        act(proc)
+        rest, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    return proc, rest, err
+
+
 @pytest.mark.parametrize("db", ["pg_db", "mariadb_db"])
 def test_load_run_both_modes_and_check(request, db, versus_home, tmp_path):
     url = request.getfixturevalue(db)
@@ -188,23 +212,9 @@ def test_clear_messages_for_bad_runs(request, db, versus_home, tmp_path):
 def test_stop_during_load_is_reported_and_rebuilt(request, db, versus_home, tmp_path):
     url = request.getfixturevalue(db)
     out = tmp_path / "tpcc.versus"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.main", "run", "--target", url, "--workload", "tpcc",
-         "--set", "warehouses=4", "--set", "load-clients=1", "--set", "rampup=0",
-         "--duration", "5", "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
-    try:
-        deadline = time.monotonic() + 60
-        for line in proc.stdout:
-            if "phase load started" in line:
-                break
-            assert time.monotonic() < deadline, "the load did not start"
-        time.sleep(2.0)
-        proc.send_signal(signal.SIGINT)
-        rest, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc, rest, err = _interrupt_run(
+        url, out, ("warehouses=4", "load-clients=1", "rampup=0"), "5", "phase load started",
+        lambda p: p.send_signal(signal.SIGINT))
     assert proc.returncode == 130, rest + err
     rc, res = _check(url)
     assert rc == 1 and not res["ok"]
@@ -252,24 +262,14 @@ def test_connections_killed_mid_run_are_reported_and_recorded_data_kept(
         request, db, sp, versus_home, tmp_path):
     url = request.getfixturevalue(db)
     out = tmp_path / "tpcc.versus"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "app.main", "run", "--target", url, "--workload", "tpcc",
-         "--set", "warehouses=1", "--set", "load-clients=2", "--set", "rampup=0",
-         "--set", "vus=2", "--set", f"stored-procedures={sp}", "--duration", "30",
-         "--out", str(out)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=str(ROOT))
-    try:
-        deadline = time.monotonic() + 120
-        for line in proc.stdout:
-            if "phase measure started" in line:
-                break
-            assert time.monotonic() < deadline, "the measure phase did not start"
-        time.sleep(3.0)
+
+    def kill(_proc):
         assert _kill_sessions(url) >= 2
-        rest, err = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+
+    proc, rest, err = _interrupt_run(
+        url, out, ("warehouses=1", "load-clients=2", "rampup=0", "vus=2",
+                   f"stored-procedures={sp}"), "30", "phase measure started", kill,
+        wait=3.0)
     # every virtual user lost its connection: the run fails with that sentence, well before
     # its 30 s, and nothing recorded before is lost
     assert proc.returncode == 1, rest + err
