@@ -77,15 +77,19 @@ def cmd_plan(a) -> int:
     from .remote.plans import PlanController, list_plans
     catalog = Catalog()
     out = sys.stderr if getattr(a, "json", False) else sys.stdout
+
+    def controller(plan, host: str) -> PlanController:
+        return PlanController(plan, catalog, host,
+                              session_path=Path(a.out) if getattr(a, "out", None) else None,
+                              on_events=_Progress(out, None),
+                              on_status=lambda m: print(f"         {m}", file=out, flush=True),
+                              on_state=_StatePrinter(out), accept_host_key=a.accept_host_key,
+                              ssh_key=a.ssh_key)
+
     try:
         if a.action in ("run", "show"):
             plan = _load_plan(a.file)
-            ctl = PlanController(plan, catalog, a.host or plan.host or "local",
-                                 session_path=Path(a.out) if getattr(a, "out", None) else None,
-                                 on_events=_Progress(out, None),
-                                 on_status=lambda m: print(f"         {m}", file=out, flush=True),
-                                 on_state=_StatePrinter(out), accept_host_key=a.accept_host_key,
-                                 ssh_key=a.ssh_key)
+            ctl = controller(plan, a.host or plan.host or "local")
             try:
                 prepared = ctl.prepare()
                 if a.action == "show":
@@ -122,12 +126,7 @@ def cmd_plan(a) -> int:
             else:
                 print_state(PlanState.from_json(st))
             return 0
-        ctl = PlanController(None, catalog, a.host or "local",
-                             session_path=Path(a.out) if getattr(a, "out", None) else None,
-                             on_events=_Progress(out, None),
-                             on_status=lambda m: print(f"         {m}", file=out, flush=True),
-                             on_state=_StatePrinter(out), accept_host_key=a.accept_host_key,
-                             ssh_key=a.ssh_key)
+        ctl = controller(None, a.host or "local")
         try:
             ctl.plan_id = a.plan_id
             if a.action == "attach":

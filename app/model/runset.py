@@ -201,3 +201,11 @@ class Table:
     def add(self, cells: list[str], classes: list[str | None] | None = None) -> None:
         self.rows.append(cells)
         self.classes.append(classes or [None] * len(cells))
+
+
+def short_title(title: str) -> str:
+    """A metric's title without its chart's word, for legends inside that chart."""
+    for prefix in ("Latency ", "CPU ", "Disk ", "Network "):
+        if title.startswith(prefix):
+            return title[len(prefix):]
+    return title

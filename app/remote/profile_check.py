@@ -4,6 +4,7 @@ the server which names it lacks and which values it would refuse (workloads.sett
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from app.model.profile import Profile, ProfileError
@@ -40,31 +41,44 @@ def _family(engine: str) -> str:
     return "postgres" if engine == "postgres" else "mysql"
 
 
+def _resolve(profile: Profile, target_name: str, catalog, host_name: str | None):
+    """(target, host) for a profile that is valid and for the target's engine family."""
+    check_config(profile)
+    target = resolve_target(target_name, catalog)
+    host = resolve_host(host_name or target.host or "local", catalog)
+    if _family(profile.engine) != _family(target.engine):
+        raise ProfileError(f"{profile.id} is a {profile.engine} profile and {target_name} is a "
+                           f"{target.engine} server")
+    return target, host
+
+
+@contextmanager
+def _agent(host, accept_fingerprint: str | None):
+    """(transport, agent control) with the agent deployed on the host; closed after."""
+    t = open_transport(host, accept_fingerprint)
+    try:
+        ctl = AgentControl(t, agent_python(host))
+        ctl.deploy()
+        yield t, ctl
+    finally:
+        t.close()
+
+
 def check_profile_on_target(profile: Profile, target_name: str, catalog=None,
                             host_name: str | None = None, clients: int = 16,
                             accept_fingerprint: str | None = None) -> ProfileCheck:
     """Raises ProfileError (the profile itself is wrong, or is for another engine) or
     RemoteError (the host or the server cannot be reached), each with a sentence."""
-    check_config(profile)
-    target = resolve_target(target_name, catalog)
-    host = resolve_host(host_name or target.host or "local", catalog)
+    target, host = _resolve(profile, target_name, catalog, host_name)
     if target.is_embedded:
         target = _embedded_target(host)
-    if _family(profile.engine) != _family(target.engine):
-        raise ProfileError(f"{profile.id} is a {profile.engine} profile and {target_name} is a "
-                           f"{target.engine} server")
-    t = open_transport(host, accept_fingerprint)
-    try:
-        ctl = AgentControl(t, agent_python(host))
-        ctl.deploy()
+    with _agent(host, accept_fingerprint) as (t, ctl):
         payload = (json.dumps({"target": target.spec(), "engine": profile.engine,
                                "config": profile.config, "clients": clients}) + "\n"
                    + target_password(target) + "\n").encode()
         argv = ["env", f"PYTHONPATH={ctl.agent_dir}", ctl.python, "-m",
                 "workloads.settings_check"]
         c = t.run(argv, stdin=payload, timeout=120, check=False)
-    finally:
-        t.close()
     try:
         out = json.loads(c.stdout.decode().strip().splitlines()[-1])
     except (ValueError, IndexError):
@@ -84,20 +98,10 @@ def apply_profile_on_target(profile: Profile, target_name: str, catalog=None,
     """Apply the profile to a running server through the agent on its host (ALTER SYSTEM /
     SET PERSIST / SET GLOBAL, see workloads.profile_apply): the agent's report as a dict.
     Raises ProfileError or RemoteError, each with a sentence."""
-    check_config(profile)
-    target = resolve_target(target_name, catalog)
-    host = resolve_host(host_name or target.host or "local", catalog)
+    target, host = _resolve(profile, target_name, catalog, host_name)
     if target.is_embedded:
         raise ProfileError(f"{target_name} is a server Versus starts for each run: its profile "
                            f"is chosen in the run, not applied to it")
-    if _family(profile.engine) != _family(target.engine):
-        raise ProfileError(f"{profile.id} is a {profile.engine} profile and {target_name} is a "
-                           f"{target.engine} server")
-    t = open_transport(host, accept_fingerprint)
-    try:
-        ctl = AgentControl(t, agent_python(host))
-        ctl.deploy()
+    with _agent(host, accept_fingerprint) as (_t, ctl):
         return ctl.apply_profile(target.spec(), target_password(target), profile.config,
                                  clients, restart_command, restart)
-    finally:
-        t.close()

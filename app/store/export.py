@@ -26,14 +26,20 @@ class ExportError(Exception):
 
 
 # --- files --------------------------------------------------------------------------------
-def write_bytes(path: str | Path, data: bytes) -> Path:
-    """Write atomically; raise ExportError naming the path and the reason."""
-    path = Path(path)
+def _parent_folder(path: Path) -> Path:
+    """The folder a file at ``path`` would go in; ExportError when there can be no such file."""
     parent = path.parent if str(path.parent) else Path(".")
     if path.is_dir():
         raise ExportError(f"cannot write {path}: it is a folder; give a file name")
     if not parent.is_dir():
         raise ExportError(f"cannot write {path}: the folder {parent} does not exist")
+    return parent
+
+
+def write_bytes(path: str | Path, data: bytes) -> Path:
+    """Write atomically; raise ExportError naming the path and the reason."""
+    path = Path(path)
+    parent = _parent_folder(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
     except OSError as exc:
@@ -60,11 +66,7 @@ def write_text(path: str | Path, text: str) -> Path:
 def check_writable(path: str | Path) -> None:
     """Fail early, before any rendering, when ``path`` cannot be created."""
     path = Path(path)
-    parent = path.parent if str(path.parent) else Path(".")
-    if path.is_dir():
-        raise ExportError(f"cannot write {path}: it is a folder; give a file name")
-    if not parent.is_dir():
-        raise ExportError(f"cannot write {path}: the folder {parent} does not exist")
+    parent = _parent_folder(path)
     if not os.access(parent, os.W_OK | os.X_OK) or (path.exists()
                                                     and not os.access(path, os.W_OK)):
         raise ExportError(f"cannot write {path}: permission denied (choose a folder you can "

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import math
+from html import escape
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -40,7 +41,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QComboBox, QFileDia
 
 from app.analysis.compare import CompareError, Comparison, fmt_value, load_comparison, load_run
 from app.model.runset import (CHARTS, CLASS_COLOURS, CLASS_TEXT, METRICS, RUN_COLOURS,
-                              TABLE_METRICS, RunRef, Table)
+                              TABLE_METRICS, RunRef, Table, short_title)
 from app.store.export import (ExportError, check_writable, series_csv, table_csv, table_html,
                               table_markdown, tables_text, to_json, write_bytes, write_deck)
 
@@ -801,7 +802,7 @@ class CompareWidget(QWidget):
         for i, r in enumerate(self.comp.runs):
             live = " (live)" if r.status not in FINISHED else ""
             lab = QLabel(f'<span style="color:{r.colour};font-size:14pt">■</span> '
-                         f'{i + 1}. {_esc(r.label)}{live}')
+                         f'{i + 1}. {escape(r.label)}{live}')
             lab.setObjectName(f"run_chip_{i}")
             lab.setToolTip(f"{r.ref.file}\nrun {r.ref.run_id}\n{r.workload} on {r.hostname}"
                            f" → {r.target}\n" + ", ".join(f"{k}={v}" for k, v in
@@ -966,19 +967,19 @@ class CompareWidget(QWidget):
             plot.setLabel("bottom", "elapsed (h:mm:ss)", color="#666666")
         title = f"{ch.title} ({unit})" if unit else ch.title
         if len(ch.metrics) > 1 and first_col:          # which line style is which metric
-            title += "   " + "   ".join(f"{_GLYPH[METRICS[k].style]} {_short(METRICS[k].title)}"
-                                        for k in ch.metrics)
+            title += "   " + "   ".join(
+                f"{_GLYPH[METRICS[k].style]} {short_title(METRICS[k].title)}" for k in ch.metrics)
         if run is None:
-            plot.setTitle(f'<span style="color:#24292f">{_esc(title)}</span>', size="9pt")
+            plot.setTitle(f'<span style="color:#24292f">{escape(title)}</span>', size="9pt")
             return
         # side by side: narrow panes, so short titles (a title sets a pane's minimum width)
         r = self.comp.runs[run]
-        head = f'<span style="color:{r.colour}"><b>{run + 1}. {_esc(r.label)}</b></span>'
+        head = f'<span style="color:{r.colour}"><b>{run + 1}. {escape(r.label)}</b></span>'
         if first_col:
             text = (head + " · " if top_row else "") + (
-                f'<span style="color:#57606a">{_esc(title)}</span>')
+                f'<span style="color:#57606a">{escape(title)}</span>')
         else:
-            text = head if top_row else f'<span style="color:#57606a">{_esc(ch.title)}</span>'
+            text = head if top_row else f'<span style="color:#57606a">{escape(ch.title)}</span>'
         plot.setTitle(text, size="9pt")
 
     def _draw_run(self, plot: pg.PlotItem, name: str, i: int) -> None:
@@ -1230,7 +1231,7 @@ class CompareWidget(QWidget):
         menu = QMenu(self)
         clip = QGuiApplication.clipboard()
         menu.addAction("Copy as Markdown", lambda: clip.setText(table_markdown(t)))
-        menu.addAction("Copy as HTML", lambda: clip.setText(table_html(t)))
+        menu.addAction("Copy as HTML", lambda: clip.setText(tableescape(t)))
         menu.addAction("Copy as CSV", lambda: clip.setText(table_csv(t)))
         menu.addSeparator()
         for key in ("export_tables_md", "export_tables_html", "export_tables_csv"):
@@ -1498,15 +1499,6 @@ def _np(a) -> np.ndarray:
     return np.frombuffer(a, dtype=np.float64) if len(a) else np.zeros(0)
 
 
-def _short(title: str) -> str:
-    for prefix in ("Latency ", "CPU ", "Disk ", "Network "):
-        if title.startswith(prefix):
-            return title[len(prefix):]
-    return title
-
-
-def _esc(s: str) -> str:
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _num_ticks(values, scale, spacing):

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import os
+from html import escape
 from pathlib import Path
 from typing import Sequence
 
@@ -26,7 +27,7 @@ from PySide6.QtGui import (QColor, QFont, QGuiApplication, QImage, QPageLayout, 
                            QPainter, QPdfWriter)
 
 from app.analysis.compare import Comparison
-from app.model.runset import CHARTS, METRICS, Chart, chart as chart_def
+from app.model.runset import CHARTS, METRICS, Chart, chart as chart_def, short_title
 from app.store.export import ExportError, check_writable, write_bytes
 
 from .charts import ElapsedAxis
@@ -127,9 +128,9 @@ class ChartScene:
         main = title or self.chart.title
         sub = (f"{unit} · " if unit else "") + (
             f"time since the start of phase {align}" if align else "time since each run started")
-        self.title = lay.addLabel(f'<span style="color:{TEXT}">{_esc(main)}</span>', row=0, col=0,
+        self.title = lay.addLabel(f'<span style="color:{TEXT}">{escape(main)}</span>', row=0, col=0,
                                   colspan=ncols, size=f"{34 * u:.0f}px", bold=True)
-        self.subtitle = lay.addLabel(f'<span style="color:{MUTED}">{_esc(sub)}</span>', row=1,
+        self.subtitle = lay.addLabel(f'<span style="color:{MUTED}">{escape(sub)}</span>', row=1,
                                      col=0, colspan=ncols, size=f"{20 * u:.0f}px")
         # The legend is a row of text under the subtitle: centred, compact, off the data.
         self.legend_entries: list[tuple[str, str, str]] = []       # (colour, style, name)
@@ -144,7 +145,7 @@ class ChartScene:
             self._style_plot(plot, unit, first=(col == 0))
             if mode != "overlay":
                 r = comp.runs[members[0]]
-                plot.setTitle(f'<span style="color:{r.colour}">{_esc(r.label)}</span>',
+                plot.setTitle(f'<span style="color:{r.colour}">{escape(r.label)}</span>',
                               size=f"{22 * u:.0f}px")
             for i in members:
                 y_peak = max(y_peak, self._draw_run(plot, i, legend=True))
@@ -153,7 +154,7 @@ class ChartScene:
                 plot.setYLink(self.plots[0])
             self.plots.append(plot)
             self._draw_phase_marks(plot, members)
-        self.legend.setText(self._legend_html(), size=f"{22 * u:.0f}px")
+        self.legend.setText(self._legendescape(), size=f"{22 * u:.0f}px")
         lay.layout.setRowStretchFactor(3, 10)
         top = self.chart.y_max * 1.02 if self.chart.y_max else _nice_top(y_peak)
         lo, hi = time_range or self._x_range()
@@ -170,7 +171,7 @@ class ChartScene:
     # building
     _GLYPH = {"solid": "━━━", "dash": "╺━╸╺━╸", "dot": "┅┅┅", "dashdot": "━╸·╺━"}
 
-    def _legend_html(self) -> str:
+    def _legendescape(self) -> str:
         """Entries in run order; a chart with several metrics starts a line per run."""
         per_line = len(self.chart.metrics) if len(self.chart.metrics) > 1 else 4
         parts, lines = [], []
@@ -231,8 +232,8 @@ class ChartScene:
                 if len(finite):
                     peak = max(peak, float(finite.max()))
             if legend:
-                name = r.label if not many else f"{r.label} · {_short(m.title)}"
-                self.legend_entries.append((r.colour, m.style if many else "solid", _esc(name)))
+                name = r.label if not many else f"{r.label} · {short_title(m.title)}"
+                self.legend_entries.append((r.colour, m.style if many else "solid", escape(name)))
         return peak
 
     def _draw_phase_marks(self, plot: pg.PlotItem, members: Sequence[int]) -> None:
@@ -493,15 +494,6 @@ def available_charts(comp: Comparison) -> list[str]:
 
 
 # --- small helpers ---------------------------------------------------------------------
-def _esc(s: str) -> str:
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def _short(title: str) -> str:
-    for prefix in ("Latency ", "CPU ", "Disk ", "Network "):
-        if title.startswith(prefix):
-            return title[len(prefix):]
-    return title
 
 
 def _nice_top(peak: float) -> float:
@@ -527,6 +519,6 @@ def _num_ticks(values, scale, spacing):
     return out
 
 
-__all__ = ["ChartScene", "CursorOverlay", "render_image", "render_png_bytes", "render_bytes", "render_to_file",
-           "copy_to_clipboard", "available_charts", "parse_size", "ensure_app", "FORMATS",
+__all__ = ["ChartScene", "CursorOverlay", "render_image", "render_png_bytes", "render_bytes",
+           "render_to_file", "copy_to_clipboard", "available_charts", "parse_size", "ensure_app", "FORMATS",
            "SIZES", "CHARTS"]
