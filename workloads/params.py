@@ -20,6 +20,7 @@ class Param:
     choices: tuple[str, ...] = ()
     unit: str = ""
     group: str = "run"
+    label: str = ""           # the form's label when the name does not read as one
 
     def parse(self, raw: Any) -> Any:
         """Turn a string (CLI) or a widget value into the declared type, within range."""

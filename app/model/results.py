@@ -13,9 +13,11 @@ def result_parts(r: dict[str, Any]) -> tuple[str, str, list[str]]:
     tpm = r.get("tpm")
     head = f"{r.get('nopm') or 0:,} NOPM · " + (f"{tpm:,} TPM" if tpm is not None else
                                                  "TPM unavailable")
-    sources = (f"over {r.get('duration_s') or 0:,.1f} s; NOPM: {r.get('nopm_source', '')}; "
-               + (f"TPM: {r.get('tpm_source', '')}" if tpm is not None else
-                  "TPM: the server's counters could not be read to the end of the period"))
+    tpm_source = (r.get("tpm_source") if tpm is not None else
+                  "the server's counters could not be read to the end of the period")
+    sources = "; ".join([f"over {r.get('duration_s') or 0:,.1f} s"]
+                        + [f"{k}: {v}" for k, v in (("NOPM", r.get("nopm_source")),
+                                                   ("TPM", tpm_source)) if v])
     checks = [f"client {cl.get('nopm') or 0:,} NOPM, {cl.get('tpm') or 0:,} "
               f"commits+rollbacks/min, {cl.get('retries') or 0} retries"]
     if r.get("session_transactions") is not None and minutes:

@@ -45,6 +45,7 @@ class ParamFormWidget(QWidget):
         while self._layout.count():
             item = self._layout.takeAt(0)
             if item.widget():
+                item.widget().hide()          # gone now, not when the event loop next runs
                 item.widget().deleteLater()
         self._widgets.clear()
         self._params.clear()
@@ -71,7 +72,7 @@ class ParamFormWidget(QWidget):
                 w.setObjectName(f"param_{p.name}")
                 tip = p.help + self._range_text(p)
                 w.setToolTip(tip)
-                label = QLabel(param_label(p.name))
+                label = QLabel(p.label or param_label(p.name))
                 label.setToolTip(tip)
                 label.setBuddy(w)
                 form.addRow(label, w)

@@ -56,6 +56,11 @@ def test_form_groups_parameters_schema_load_driver_run_with_hammerdb_defaults(ma
     choose_tpcc(w)
     heads = w.form.headings
     assert [h.text() for h in heads.values()] == ["Schema", "Load", "Driver options", "Run"]
+    # the point-query form is gone at once, not when its widgets are deleted later
+    from PySide6.QtWidgets import QLabel
+    shown = {x.text() for x in w.form.findChildren(QLabel) if x.isVisibleTo(w.form)}
+    assert "Table size" not in shown and "Distribution" not in shown
+    assert {"Warehouses", "Virtual users", "Keying and thinking times"} <= shown
 
     def y_of(name):
         widget = w.form.widget(name)

@@ -24,7 +24,7 @@ SPEC = WorkloadSpec(
         Param("load-clients", "int", 2, "Parallel loader processes.", min=1, max=256,
               group="load"),
         Param("vus", "int", 2, "Virtual users, one process and one connection each.",
-              min=1, max=1024, group="driver"),
+              min=1, max=1024, group="driver", label="Virtual users"),
         Param("use-all-warehouses", "bool", True, "Spread each virtual user over the "
               "warehouses (HammerDB's 'use all warehouses'); off: one home warehouse each.",
               group="driver"),
@@ -33,7 +33,7 @@ SPEC = WorkloadSpec(
               "statements sent by the client.", group="driver"),
         Param("keying-thinking", "bool", False, "Standard keying and thinking times "
               "(seconds per transaction; a few transactions per minute per user).",
-              group="driver"),
+              group="driver", label="Keying and thinking times"),
         Param("rampup", "int", 120, "Seconds of load before the measured period (not counted); "
               "HammerDB's default rampup is 2 minutes.", min=0, max=86400, unit="s",
               group="run"),
