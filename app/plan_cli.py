@@ -73,7 +73,7 @@ class _StatePrinter:
 
 
 def cmd_plan(a) -> int:
-    from .cli import _Progress
+    from .console import Progress
     from .remote.plans import PlanController, list_plans
     catalog = Catalog()
     out = sys.stderr if getattr(a, "json", False) else sys.stdout
@@ -81,7 +81,7 @@ def cmd_plan(a) -> int:
     def controller(plan, host: str) -> PlanController:
         return PlanController(plan, catalog, host,
                               session_path=Path(a.out) if getattr(a, "out", None) else None,
-                              on_events=_Progress(out, None),
+                              on_events=Progress(out, None),
                               on_status=lambda m: print(f"         {m}", file=out, flush=True),
                               on_state=_StatePrinter(out), accept_host_key=a.accept_host_key,
                               ssh_key=a.ssh_key)
@@ -159,9 +159,15 @@ def _follow(ctl, out, a) -> int:
     signal.signal(signal.SIGINT, on_sigint)
     try:
         outcome = ctl.follow()
+        st = PlanState.from_json(ctl.status())
     except KeyboardInterrupt:
         return _fail("left the plan going on the host", 130)
-    st = PlanState.from_json(ctl.status())
+    except (PlanError, SessionError, RemoteError) as exc:
+        if a.action == "attach" and not ctl.following:
+            raise                        # nothing was followed: bad input, said by the caller
+        # the plan started (or was followed): it goes on on the host; not bad input
+        return _fail(f"{exc} (the plan goes on on the host: 'versus plan attach "
+                     f"{ctl.plan_id}')", 1)
     print_state(st, out)
     print(f"         session saved: {outcome.session_path} (plan {outcome.plan_id})", file=out)
     if getattr(a, "json", False):

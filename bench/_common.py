@@ -71,6 +71,106 @@ def pid_by_comm(comm: str) -> int | None:
     return None
 
 
+# --- memory of a process tree -------------------------------------------------------------
+def _tree(root: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                with open(f"/proc/{name}/stat") as f:
+                    data = f.read()
+                ppid = int(data[data.rindex(")") + 2:].split()[1])
+                kids.setdefault(ppid, []).append(int(name))
+            except (OSError, ValueError):
+                pass
+    out, todo = [], [root]
+    while todo:
+        p = todo.pop()
+        out.append(p)
+        todo.extend(kids.get(p, []))
+    return out
+
+
+def memory_kb(root: int) -> tuple[int, int]:
+    """(sum of RSS, sum of PSS) in kB over the process tree under root."""
+    rss = pss = 0
+    for pid in _tree(root):
+        try:
+            with open(f"/proc/{pid}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Rss:"):
+                        rss += int(line.split()[1])
+                    elif line.startswith("Pss:"):
+                        pss += int(line.split()[1])
+        except OSError:
+            pass
+    return rss, pss
+
+
+def proc_stat_cpu() -> list[int]:
+    """The host's cumulative CPU ticks (the first line of /proc/stat)."""
+    with open("/proc/stat") as f:
+        return [int(x) for x in f.readline().split()[1:]]
+
+
+class FollowedRun:
+    """`versus run` as a child process, followed line by line: the agent's pid, the host's
+    /proc/stat at the start and the end of the measured phase, and the driver's memory (agent
+    and virtual users: RSS and PSS) at the given minutes into it. `on_start()` runs when
+    the measured phase starts, `on_line(line)` for every line."""
+
+    def __init__(self, cmd: list[str], env: dict, minutes, cwd: str | None = None,
+                 echo: bool = False, on_start=None, on_line=None):
+        self.cmd, self.env, self.minutes, self.cwd, self.echo = cmd, env, list(minutes), cwd, echo
+        self.on_start, self.on_line = on_start, on_line
+        self.agent_pid: int | None = None
+        self.lines: list[str] = []
+        self.mem: list[tuple[int, int, int]] = []
+        self.cpu: list[list[int]] = []
+
+    def run(self) -> "FollowedRun":
+        p = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True, env=self.env, cwd=self.cwd)
+        started, done = threading.Event(), threading.Event()
+
+        def sampler():
+            started.wait()
+            self.cpu.append(proc_stat_cpu())
+            if self.on_start:
+                self.on_start()
+            t0 = time.monotonic()
+            for minute in self.minutes:
+                while time.monotonic() < t0 + 60 * minute - 1:
+                    if done.wait(0.5):
+                        return
+                if self.agent_pid:
+                    rss, pss = memory_kb(self.agent_pid)
+                    self.mem.append((minute, rss, pss))
+
+        th = threading.Thread(target=sampler, daemon=True)
+        th.start()
+        for line in p.stdout:
+            self.lines.append(line)
+            m = re.search(r"agent pid (\d+)", line)
+            if m:
+                self.agent_pid = int(m.group(1))
+            if "phase measure started" in line:
+                started.set()
+            if self.on_line:
+                self.on_line(line)
+            if self.echo:
+                print("   " + line.rstrip(), flush=True)
+        p.wait()
+        self.cpu.append(proc_stat_cpu())
+        done.set()
+        started.set()
+        th.join(5)
+        if p.returncode != 0:
+            raise RuntimeError(f"versus run failed ({p.returncode}):\n"
+                               f"{''.join(self.lines[-30:])}")
+        return self
+
+
 # --- engines ------------------------------------------------------------------------------
 @dataclass
 class Engine:
@@ -119,10 +219,22 @@ class Engine:
 
     def server_pid(self) -> int:
         if self.key == "mariadb":
-            pid = pid_by_comm("mariadbd") or pid_by_comm("mysqld")
-            if pid is None:
-                raise RuntimeError("no mariadbd process on this machine")
-            return pid
+            # the server on MY's port (other mariadbd processes may run on this machine)
+            from MySQLdb import _mysql
+            c = _mysql.connect(**MY)
+            try:
+                c.query(b"SELECT @@pid_file")
+                pid_file = c.store_result().fetch_row()[0][0].decode()
+            finally:
+                c.close()
+            try:
+                with open(pid_file) as f:
+                    return int(f.read().strip())
+            except (OSError, ValueError):
+                pid = pid_by_comm("mariadbd") or pid_by_comm("mysqld")
+                if pid is None:
+                    raise RuntimeError("no mariadbd process on this machine") from None
+                return pid
         import psycopg
         with psycopg.connect(dbname="postgres", autocommit=True, **PG) as c:
             datadir = c.execute("SHOW data_directory").fetchone()[0]
@@ -336,3 +448,20 @@ def _fmt(x) -> str:
             return "-"
         return f"{x:,.0f}" if abs(x) >= 1000 else f"{x:.2f}"
     return f"{x:,}" if isinstance(x, int) else str(x)
+
+
+def run_engines(args, bench_engine, report) -> list[dict]:
+    """The engines of --engines one after another (each bench_engine(engine, args, home)
+    returns its rows), in one scratch VERSUS_HOME, as this process's subreaper; then the
+    report, and the rows as JSON when --json names a file."""
+    import json
+    from pathlib import Path
+    become_subreaper()
+    results: list[dict] = []
+    with tempfile.TemporaryDirectory(prefix="versus-bench-") as home:
+        for eng in parse_engines(args.engines):
+            results += bench_engine(eng, args, home)
+    report(results)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    return results

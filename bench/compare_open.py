@@ -17,7 +17,8 @@ import time
 from pathlib import Path
 
 from app.analysis.compare import load_comparison
-from app.model.runset import CHARTS, RunRef
+from app.analysis.metrics import CHARTS
+from app.model.runset import RunRef
 
 
 def open_once(paths: list[Path]) -> dict[str, float]:

@@ -1,5 +1,11 @@
 """Per-query client CPU and QPS of the MySQL/MariaDB client paths for the point query.
 
+The workload's own clients (workloads/micro/clients.py) are measured as they run in a
+virtual user: MariaDB Connector/Python with a server-side prepared statement executed over
+the binary protocol (what sysbench does), mysqlclient and PyMySQL sending text; beside them
+the connector's public API (which re-prepares a statement on every execute unless told
+otherwise) and other raw paths.
+
 One process, one connection, one client path at a time for N seconds each:
 `SELECT c FROM sbtest1 WHERE id=<random>` on a sysbench-prepared table in a scratch
 database (dropped at the end). Client CPU is getrusage(RUSAGE_THREAD) of the looping thread
@@ -78,8 +84,8 @@ def v_mysqldb_cursor(conn):
     return step
 
 
-def v_raw_workload(conn):
-    # exactly the loop of workloads/point_query/transactions.py (_vu_mysqlclient)
+def v_raw_store(conn):
+    # the point-query loop before the micro suite: query, store_result, fetch_row
     q = SQL.encode()
     query, store = conn.query, conn.store_result
     def step(i):
@@ -147,7 +153,64 @@ def v_raw_vu_loop(conn):
     return step
 
 
+def _target(db):
+    from workloads.db import TargetInfo
+    return TargetInfo("mariadb", MY["host"], MY["port"], MY["user"], db, MY["password"])
+
+
+def _client(kind):
+    """A workload client (workloads/micro/clients.py) and its prepared point query."""
+    from workloads.micro import clients
+
+    def connect(db):
+        return clients.connect(_target(db), kind)
+
+    def setup(client):
+        run = client.prepare("SELECT c FROM sbtest1 WHERE id=?", "i")
+        def step(i):
+            run((i,))
+        return step
+    return connect, setup
+
+
+def _mdb(db):
+    import mariadb
+    return mariadb.connect(host=MY["host"], port=MY["port"], user=MY["user"],
+                           password=MY["password"], database=db, autocommit=True)
+
+
+def v_mdb_text(conn):
+    cur = conn.cursor()
+    def step(i):
+        cur.execute("SELECT c FROM sbtest1 WHERE id=?", (i,)); cur.fetchone()
+    return step
+
+
+def v_mdb_binary_reprepared(conn):
+    # the connector's documented path: each execute() prepares, executes and closes
+    cur = conn.cursor(prepared=True, binary=True)
+    def step(i):
+        cur.execute("SELECT c FROM sbtest1 WHERE id=?", (i,)); cur.fetchone()
+    return step
+
+
+def v_mdb_binary_public(conn):
+    # public execute() of a statement kept prepared (the connector's _reprepare flag cleared)
+    cur = conn.cursor(prepared=True, binary=True)
+    cur.execute("SELECT c FROM sbtest1 WHERE id=?", (1,)); cur.fetchall()
+    cur._reprepare = False
+    def step(i):
+        cur.execute("SELECT c FROM sbtest1 WHERE id=?", (i,)); cur.fetchone()
+    return step
+
+
 VARIANTS = [
+    ("MariaDB C/Py binary PS [workload]", *_client("mariadb")),
+    ("mysqlclient text [workload]", *_client("mysqlclient")),
+    ("PyMySQL text [workload]", *_client("pymysql")),
+    ("MariaDB C/Py execute(), text", _mdb, v_mdb_text),
+    ("MariaDB C/Py execute(), binary re-prepared", _mdb, v_mdb_binary_reprepared),
+    ("MariaDB C/Py execute(), binary prepared once", _mdb, v_mdb_binary_public),
     ("PyMySQL cursor, str concat (ssl off)", lambda db: _pymysql(db, ssl_disabled=True),
      v_pymysql_concat),
     ("PyMySQL cursor, %s params (ssl off)", lambda db: _pymysql(db, ssl_disabled=True),
@@ -155,7 +218,7 @@ VARIANTS = [
     ("PyMySQL EXECUTE ... USING (SQL PS)", lambda db: _pymysql(db, ssl_disabled=True),
      v_pymysql_sql_ps),
     ("mysqlclient cursor (MySQLdb)", _mysqldb, v_mysqldb_cursor),
-    ("_mysql query/store/fetch [workload]", _raw, v_raw_workload),
+    ("_mysql query/store/fetch", _raw, v_raw_store),
     ("_mysql, one %-format bytes", _raw, v_raw_format),
     ("_mysql query/use_result", _raw, v_raw_use_result),
     ("_mysql query/discard_result", _raw, v_raw_discard),
@@ -165,6 +228,7 @@ VARIANTS = [
 
 
 def _query1(conn, sql: str):
+    conn = getattr(conn, "conn", conn)            # a workload client: its connection
     if isinstance(conn, _mysql.connection):
         conn.query(sql.encode())
         return conn.store_result().fetch_row()[0][0]
@@ -215,6 +279,7 @@ CONNECTS = [
     ("PyMySQL ssl_disabled=True", lambda db: _pymysql(db, ssl_disabled=True)),
     ("mysqlclient MySQLdb.connect", _mysqldb),
     ("mysqlclient _mysql.connect", _raw),
+    ("MariaDB Connector/Python", _mdb),
 ]
 
 
@@ -262,8 +327,8 @@ def main() -> None:
     base = next(r for r in res if "[workload]" in r["name"])
     print()
     print(f"MariaDB point query, 1 connection, {args.seconds:g} s per path, median of "
-          f"{args.rounds} interleaved rounds "
-          f"(ratios: x / the workload's _mysql path)")
+          f"{args.rounds} interleaved rounds (ratios: x / {base['name']}, the workload's "
+          f"default client)")
     print(table(["client path", "QPS", "user µs/q", "sys µs/q", "client µs/q", "server µs/q",
                  "QPS ratio", "client CPU ratio", "server CPU ratio"],
                 [[r["name"], r["qps"], r["us_user"], r["us_sys"], r["us_total"], r["us_server"],

@@ -23,14 +23,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sqlite3
 import sys
-import tempfile
 from pathlib import Path
 
-from _common import (SYSBENCH, Engine, ServerCpuTracker, become_subreaper, host_busy_seconds,
-                     mean, parse_engines, parse_sysbench, run_with_rusage, table,
+from _common import (run_engines, SYSBENCH, Engine, ServerCpuTracker, host_busy_seconds,
+                     mean, parse_sysbench, run_with_rusage, table,
                      wait_for_quiet)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -40,9 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 TOOLS = ("sysbench", "versus", "sysbench-nops", "sysbench-uniform", "versus-special")
 
 
-def versus_bin() -> str:
-    p = ROOT / ".venv" / "bin" / "versus"
-    return str(p) if p.exists() else (shutil.which("versus") or "versus")
+def versus_cmd() -> list[str]:
+    """This checkout's Versus (the interpreter running this bench, PYTHONPATH set below)."""
+    return [sys.executable, "-m", "app.main"]
 
 
 def run_sysbench(eng: Engine, db: str, rows: int, seconds: int, ps: bool,
@@ -71,10 +69,11 @@ def _session_events(path: str) -> list[dict]:
 def run_versus(eng: Engine, db: str, rows: int, seconds: int, home: str,
                distribution: str = "uniform") -> dict:
     out = os.path.join(home, f"{eng.key}-{len(os.listdir(home))}.versus")
-    cmd = [versus_bin(), "run", "--target", eng.versus_target(db), "--workload", "point-query",
+    cmd = [*versus_cmd(), "run", "--target", eng.versus_target(db), "--workload", "point-query",
            "--duration", str(seconds), "--set", f"table-size={rows}", "--set", "clients=2",
            "--set", f"distribution={distribution}", "--out", out, "--json"]
-    r = run_with_rusage(cmd, env={**os.environ, "VERSUS_HOME": home}, orphans=True)
+    r = run_with_rusage(cmd, env={**os.environ, "VERSUS_HOME": home, "PYTHONPATH": str(ROOT)},
+                        orphans=True)
     if r.rc != 0:
         raise RuntimeError(f"versus run failed ({r.rc}):\n{r.stdout[-1500:]}\n{r.stderr[-1500:]}")
     evs = _session_events(out)
@@ -220,14 +219,7 @@ def main() -> None:
     args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     if any(t not in TOOLS for t in args.tools):
         ap.error(f"--tools: use {', '.join(TOOLS)}")
-    become_subreaper()
-    results: list[dict] = []
-    with tempfile.TemporaryDirectory(prefix="versus-bench-") as home:
-        for eng in parse_engines(args.engines):
-            results += bench_engine(eng, args, home)
-    report(results)
-    if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1))
+    run_engines(args, bench_engine, report)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,25 @@
-"""Replay at 100×: time per redraw of 3 charts × 4 runs of 2 h while the cursor moves.
+"""Replay of 4 runs × 2 h at 100×: frames per second as the Compare view draws them.
 
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.replay_fps [--dir /tmp/versus-bench]
 
-Builds the charts as the Compare view does (pyqtgraph, clip to view, peak downsampling, one
-colour per run, linked time axes) in a shown 1600×900 window, then plays: each frame moves
-the one clock by speed / 30 s, moves the cursor on every chart, reads the values panel
-(Comparison.values_at) and lets the event loop paint. Three cases: the whole run in view
-with the cursor drawn over a frozen picture of the charts (app.ui.render.CursorOverlay),
-the same with the cursor as InfiniteLine items inside the plots (Qt then re-strokes every
-curve under the line), and a 10-minute window that follows the cursor (every frame
-re-clips and re-samples the curves). Target: above 30 frames per second at 100×.
+Opens the comparison as the Compare view does and builds its charts with the view's own
+panes (app.ui.compare_panes: throughput, latency p50/p95/p99 and host CPU, one colour per
+run, linked time axes, peak downsampling) in a shown 1600×900 window, then plays: each frame
+moves the time by speed / 30 s, hands it to the panes, reads the values panel
+(Comparison.values_at) and lets the event loop paint. Cases:
+
+- "as if live": the lines grow up to the cursor (app.ui.replay.ReplayOverlay: a still
+  picture of the charts without their lines, a layer the new segments are added to, and
+  the cursors), looping back to the start at the end (the layer is redrawn from there);
+- "scrub over a still picture": paused, the scrubber dragged: every line whole in a picture
+  taken once, the cursors drawn over it;
+- "cursor items, no picture": the cursor lines moved inside the plots (Qt re-strokes the
+  curves under them: what scrubbing would cost without the picture);
+- "10-min window follows": a zoomed time axis that moves with the cursor (every frame
+  re-clips and re-samples the curves).
+
+Target: above 30 frames per second for "as if live" and for scrubbing at 100×. The session files are made
+once by bench/sessions.py (about 50 MB each) and reused.
 """
 from __future__ import annotations
 
@@ -26,104 +36,80 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--dir", default="/tmp/versus-bench")
     ap.add_argument("--speed", type=float, default=100.0)
-    ap.add_argument("--frames", type=int, default=120)
-    ap.add_argument("--antialias", action="store_true", help="antialiased curves (slower)")
-    ap.add_argument("--solid", action="store_true", help="solid lines only (no dashes)")
+    ap.add_argument("--frames", type=int, default=150)
+    ap.add_argument("--runs", type=int, default=4)
+    ap.add_argument("--hours", type=float, default=2.0)
     a = ap.parse_args()
 
-    import numpy as np
     import pyqtgraph as pg
     from PySide6.QtWidgets import QApplication
 
     from app.analysis.compare import load_comparison
-    from app.model.runset import CHARTS, METRICS, RunRef
-    from app.ui.render import CursorOverlay, ElapsedSlideAxis
+    from app.analysis.metrics import CHARTS
+    from app.model.runset import RunRef
+    from app.ui.compare_panes import ComparePanes
+    from bench.sessions import make_sessions
 
-    paths = sorted(Path(a.dir).glob("run*.versus"))
-    if len(paths) < 4:
-        raise SystemExit(f"no sessions in {a.dir}: run python -m bench.compare_open first")
+    paths = sorted(Path(a.dir).glob("run*.versus"))[:a.runs]
+    if len(paths) < a.runs:
+        paths = make_sessions(Path(a.dir), a.runs, a.hours)
     app = QApplication.instance() or QApplication([])
-    pg.setConfigOptions(background="w", foreground="#333333", antialias=a.antialias)
-    comp = load_comparison([RunRef(str(p)) for p in paths[:4]], align="measure")
-
-    w = pg.GraphicsLayoutWidget()
-    w.resize(1600, 900)
-    plots, cursors = [], []
-    for row, name in enumerate(("throughput", "latency", "cpu")):
-        p = w.addPlot(row=row, col=0, axisItems={"bottom": ElapsedSlideAxis("bottom")})
-        p.setClipToView(True)
-        p.setDownsampling(auto=True, mode="peak")
-        p.showGrid(x=True, y=True, alpha=0.15)
-        for i, r in enumerate(comp.runs):
-            for k in CHARTS[name].metrics:
-                t, v = comp.series(i, k)
-                style = 1 if a.solid else {"solid": 1, "dash": 2, "dot": 3}[METRICS[k].style]
-                item = p.plot(np.frombuffer(t), np.frombuffer(v),
-                              pen=pg.mkPen(r.colour, width=1.5,
-                                           style=pg.QtCore.Qt.PenStyle(style)))
-                del item
-        if plots:
-            p.setXLink(plots[0])
-        line = pg.InfiniteLine(angle=90, pen=pg.mkPen("#222222", width=1.5))
-        p.addItem(line, ignoreBounds=True)
-        plots.append(p)
-        cursors.append(line)
-    w.show()
-    app.processEvents()
+    pg.setConfigOptions(background="w", foreground="#333333", antialias=True)
+    comp = load_comparison([RunRef(str(p)) for p in paths], align="measure")
+    names = ["throughput", "latency", "cpu"]
+    panes = ComparePanes()
+    panes.view.resize(1600, 900)
+    panes.view.show()
     lo, hi = comp.time_range()
+    panes.build(comp, names, "overlay", lo)
+    app.processEvents()
     step = a.speed / 30.0
-    keys = [k for n in ("throughput", "latency", "cpu") for k in CHARTS[n].metrics]
-
-    overlay = CursorOverlay(w, plots)
+    keys = [k for n in names for k in CHARTS[n].metrics]
 
     def play(mode: str) -> list[float]:
-        """mode: "overlay" (frozen charts, cursor on top), "items" (cursor lines in the
-        plots: Qt repaints the curves under them), "follow" (10-minute window that moves)."""
         times = []
         t = lo
         if mode != "follow":
-            plots[0].setXRange(lo, hi, padding=0)
-            for p in plots:
-                p.enableAutoRange(axis="y", enable=False)
-            app.processEvents()
-        if mode == "overlay":
-            overlay.freeze()
+            panes.set_x_view(lo, hi, padding=0)
+        app.processEvents()
+        if mode == "live":
+            panes.freeze(t)
+        elif mode == "scrub":
+            panes.freeze(t, grow=False)
         else:
-            overlay.thaw()
+            panes.thaw()
         for _ in range(a.frames):
             t0 = time.perf_counter()
             t = t + step if t + step <= hi else lo            # loop
-            if mode == "overlay":
-                overlay.set_time(t)
-            else:
-                for c in cursors:
-                    c.setValue(t)
             if mode == "follow":
-                plots[0].setXRange(t - 300, t + 300, padding=0)
+                panes.set_x_view(t - 300, t + 300, padding=0)
+            panes.set_time(t)
             comp.values_at(t, keys)                          # the values panel
-            # the moved items post an update of the region they cover, and the event loop
-            # paints it (processEvents paints synchronously offscreen)
+            # the moved items and the overlay post updates, and the event loop paints them
+            # (processEvents paints synchronously offscreen)
             app.processEvents()
             times.append(time.perf_counter() - t0)
         return times
 
-    print(f"{len(comp)} runs × {(hi - lo) / 3600:.1f} h, 3 charts, "
-          f"{sum(len(comp.series(i, k)[0]) for i in range(len(comp)) for k in keys):,} points, "
-          f"speed {a.speed:.0f}× ({step:.2f} s of run per frame); load average "
-          f"{os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
-    for label, mode in (("cursor over frozen charts", "overlay"),
-                        ("cursor items in the plots", "items"),
+    points = sum(len(comp.series(i, k)[0]) for i in range(len(comp)) for k in keys)
+    print(f"{len(comp)} runs × {(hi - lo) / 3600:.1f} h, {len(names)} charts, {points:,} "
+          f"points, speed {a.speed:.0f}× ({step:.2f} s of run per frame), 1600×900; load "
+          f"average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+    for label, mode in (("as if live (lines grow)", "live"),
+                        ("scrub over a still picture", "scrub"),
+                        ("cursor items, no picture", "items"),
                         ("10-min window follows", "follow")):
         play(mode)                                           # warm-up
-        painted = overlay.painted
+        painted = panes.overlay.painted
         ts = play(mode)
-        if mode == "overlay":
-            assert overlay.painted - painted >= a.frames, "the overlay did not paint each frame"
-            overlay.widget.grab().save(f"{a.dir}/replay-overlay.png")
+        if mode in ("live", "scrub"):
+            assert panes.overlay.painted - painted >= a.frames, "the overlay skipped frames"
+            panes.overlay.widget.grab().save(f"{a.dir}/replay-{mode}.png")
         med = statistics.median(ts) * 1000
         p95 = sorted(ts)[int(len(ts) * 0.95)] * 1000
         print(f"  {label:<26} median {med:6.1f} ms/frame  p95 {p95:6.1f} ms  "
-              f"→ {1000 / med:5.0f} fps (median)")
+              f"→ {1000 / med:5.0f} fps (median), {len(ts) / sum(ts):5.0f} fps (mean)")
+    panes.thaw()
 
 
 if __name__ == "__main__":

@@ -42,13 +42,56 @@ def mariadb_db():
     c.close()
 
 
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    """Two point-query sessions recorded for real on the machine's PostgreSQL (1 and 2
+    clients), shared by the tests of one module."""
+    from tests.recorded import record_pg_sessions
+    d = tmp_path_factory.mktemp("recorded")
+    home = d / "home"
+    home.mkdir()
+    return record_pg_sessions(d, home, n=2, duration=2)
+
+
+def query(url: str, sql: str) -> list[tuple]:
+    """Rows of one statement (none for a statement without rows) on the test's own
+    autocommit connection to a database of pg_db or mariadb_db."""
+    from urllib.parse import urlsplit
+    db = urlsplit(url).path.lstrip("/")
+    if url.startswith("postgresql"):
+        import psycopg
+        with psycopg.connect(**PG, dbname=db, autocommit=True) as c:
+            cur = c.execute(sql)
+            return cur.fetchall() if cur.description else []
+    import pymysql
+    c = pymysql.connect(**MY, database=db, autocommit=True)
+    try:
+        cur = c.cursor()
+        cur.execute(sql)
+        return list(cur.fetchall())
+    finally:
+        c.close()
+
+
+@pytest.fixture
+def service_workdir():
+    """A folder of the test's own under /tmp that `nobody` (PostgreSQL's user when the tests
+    run as root) can enter: where managed servers put their data."""
+    import shutil
+    import tempfile
+    d = tempfile.mkdtemp(prefix="versus-svc-", dir="/tmp")
+    os.chmod(d, 0o755)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
 @pytest.fixture
 def versus_home(tmp_path, monkeypatch):
     """An isolated Versus config/data folder and a file keyring for this test."""
     home = tmp_path / "versus-home"
     home.mkdir()
     monkeypatch.setenv("VERSUS_HOME", str(home))
-    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "keyrings.alt.file.PlaintextKeyring")
+    monkeypatch.setenv("PYTHON_KEYRING_BACKEND", "tests.keyring_backend.SuiteKeyring")
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))
     monkeypatch.delenv("VERSUS_DB_PASSWORD", raising=False)
     return home

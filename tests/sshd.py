@@ -89,13 +89,14 @@ def _speaks_ssh(port: int) -> bool:
         return False
 
 
-@pytest.fixture(scope="session")
-def sshd(tmp_path_factory):
+def start_sshd(d: Path, extra_config: str = "", keys_file: bool = True) -> SSHServer:
+    """Start a private sshd with its keys and config in folder d (see the module doc);
+    extra_config lines are added to its sshd_config ({d} is replaced by the folder).
+    keys_file=False leaves d/authorized_keys to an AuthorizedKeysCommand in extra_config."""
     _ensure_sshd()
     if shutil.which("ssh-keygen") is None:
         pytest.fail("ssh-keygen is missing; install openssh-client")
     os.makedirs("/run/sshd", mode=0o755, exist_ok=True)  # privilege separation dir
-    d = tmp_path_factory.mktemp("sshd")
     host_key = keygen(d / "host_ed25519", "versus-test-host")
     user_key = keygen(d / "user_ed25519", "versus-test-user")
     (d / "authorized_keys").write_text((d / "user_ed25519.pub").read_text())
@@ -107,7 +108,7 @@ ListenAddress 127.0.0.1
 Port {port}
 HostKey {host_key}
 PidFile {d / "sshd.pid"}
-AuthorizedKeysFile {d / "authorized_keys"}
+AuthorizedKeysFile {d / "authorized_keys" if keys_file else "none"}
 # the test folder lives under /tmp, which sshd's ownership checks reject
 StrictModes no
 PermitRootLogin yes
@@ -118,7 +119,7 @@ KbdInteractiveAuthentication no
 UsePAM no
 Subsystem sftp internal-sftp
 LogLevel VERBOSE
-""")
+""" + extra_config.replace("{d}", str(d)))
     log_file = d / "sshd.log"
     with open(log_file, "wb") as log:
         proc = subprocess.Popen([SSHD, "-D", "-e", "-f", str(config)],
@@ -130,19 +131,29 @@ LogLevel VERBOSE
             pytest.fail(f"sshd did not start on port {port}:\n{log_file.read_text()}")
         time.sleep(0.05)
     host_line = public_line(d / "host_ed25519.pub")
-    server = SSHServer(host="127.0.0.1", port=port, user=getpass.getuser(), key_file=user_key,
-                       host_key_fingerprint=sha256_fingerprint(host_line),
-                       host_public_key=host_line, log_file=log_file, proc=proc)
+    return SSHServer(host="127.0.0.1", port=port, user=getpass.getuser(), key_file=user_key,
+                     host_key_fingerprint=sha256_fingerprint(host_line),
+                     host_public_key=host_line, log_file=log_file, proc=proc)
+
+
+def stop_sshd(server: SSHServer) -> None:
+    # the whole group: the listener and any per-connection children it forked
+    proc = server.proc
+    try:
+        os.killpg(proc.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        pass
+    try:
+        proc.wait(5)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+@pytest.fixture(scope="session")
+def sshd(tmp_path_factory):
+    server = start_sshd(tmp_path_factory.mktemp("sshd"))
     try:
         yield server
     finally:
-        # the whole group: the listener and any per-connection children it forked
-        try:
-            os.killpg(proc.pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
+        stop_sshd(server)

@@ -5,8 +5,10 @@
     python -m workloads.agent follow --dir RUNDIR [--from-seq N]
     python -m workloads.agent stop   --dir RUNDIR
     python -m workloads.agent status --root RUNSROOT
+    python -m workloads.agent clean  --root ROOT --older-than DAYS [--dry-run] [--keep RUN_ID …]
     python -m workloads.agent check                      # target spec as JSON on stdin
-    python -m workloads.agent check-tpcc                 # TPC-C consistency, same input
+    python -m workloads.agent check-workload --workload NAME   # the workload's own data
+                                                         # check (spec.checker), same input
     python -m workloads.agent apply-profile              # apply a profile: see profile_apply.py
     python -m workloads.agent workloads
     python -m workloads.agent plan-start|plan-run|plan-status|plan-control|plan-list …
@@ -14,7 +16,7 @@
 
 RUNDIR holds spec.json (workload, params, target; no secret), an optional `secret` file
 (mode 0600, read and removed at start), events.jsonl (the spool, the source of truth),
-agent.pid and agent.log.
+agent.pid, agent.log and `started` (made by the first start, so a repeated one is a no-op).
 """
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ import sys
 import time
 
 from . import events
-from .daemon import detach
+from .daemon import detach, pid_alive
 from .db import DatabaseError, SqlSession, TargetInfo
 from .driver import AGENT_VERSION, Agent, Emitter, StopRun
 from .params import ParamError
@@ -36,6 +38,7 @@ from .sampler import host_facts
 
 SPOOL = "events.jsonl"
 PIDFILE = "agent.pid"
+STARTED = "started"             # created once, by the first `start` of a run folder
 
 
 def _read_secret(rundir: str) -> str:
@@ -47,21 +50,6 @@ def _read_secret(rundir: str) -> str:
         return os.environ.get("VERSUS_DB_PASSWORD", "")
     os.unlink(path)
     return secret.rstrip("\n")
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # a zombie is not alive
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rpartition(")")[2].split()[0] != "Z"
-    except OSError:
-        return True
 
 
 def cmd_run(rundir: str, echo: bool) -> int:
@@ -82,12 +70,18 @@ def cmd_run(rundir: str, echo: bool) -> int:
                 target={k: spec["target"].get(k) for k in ("engine", "address", "port",
                                                            "database", "user")},
                 host=host_facts(), throughput_unit=wl.throughput_unit, pid=os.getpid(),
+                phases=[vars(p) for p in wl.planned_phases(spec["params"])],
                 python=sys.version.split()[0], started_epoch=time.time())
+        if wl.probe:        # an external tool must be on this host before anything starts
+            mod, _, fn = wl.probe.partition(":")
+            why = getattr(importlib.import_module(mod), fn)(spec["params"])
+            if why:
+                raise DatabaseError(why)
         if spec["target"].get("managed"):      # a private server started for this run
             from .managed import start_for_run
             managed = start_for_run(spec, rundir, em)
             target = TargetInfo.from_spec(spec["target"], password)
-        agent = Agent(spec["run_id"], spec, target, em, wl.throughput_unit)
+        agent = Agent(spec["run_id"], spec, target, em, wl)
         signal.signal(signal.SIGTERM, lambda *_: agent.stop_requested.set())
         signal.signal(signal.SIGINT, lambda *_: agent.stop_requested.set())
         db = SqlSession(target)
@@ -126,35 +120,80 @@ def cmd_run(rundir: str, echo: bool) -> int:
 
 
 def cmd_start(rundir: str) -> int:
-    """Detached (double fork, setsid), so the run outlives the SSH connection."""
+    """Detached (double fork, setsid), so the run outlives the SSH connection.
+
+    At most once per run folder: the app retries a start whose link dropped, and must not
+    get a second agent beside the first. A repeated start prints the first one's pid
+    (0 while it is not known yet).
+    """
+    try:
+        os.close(os.open(os.path.join(rundir, STARTED), os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                         0o600))
+    except FileExistsError:
+        try:
+            with open(os.path.join(rundir, PIDFILE)) as f:
+                print(int(f.read().strip() or 0))
+        except (OSError, ValueError):
+            print(0)
+        return 0
     return detach(lambda: cmd_run(rundir, echo=False), os.path.join(rundir, "agent.log"), rundir)
+
+
+HEARTBEAT_S = 5.0      # an empty line after this long without output: a silent stream is a
+                       # frozen link to the app, never an idle run
+
 
 def cmd_follow(rundir: str, from_seq: int, poll: float = 0.1) -> int:
     """Print spool events with seq >= from_seq as they arrive; exit after `end`.
 
-    Exit 0 after the end event, 3 when the agent died without writing one.
+    A spool line that is not an event goes out as b"#OFFSET LINE" (OFFSET: where it starts
+    in the spool), and only when it lies after event from_seq - 1, so the app counts each such
+    line once however often it reconnects. While nothing is written, an empty line goes out
+    every HEARTBEAT_S. Ends quietly when its reader is gone (the connection dropped).
+    Exit 0 after the end event, 2 without a spool, 3 when the agent died without an end.
     """
+    try:
+        return _follow(rundir, from_seq, poll)
+    except BrokenPipeError:
+        # the app's side of the pipe is gone (a dropped link); nothing to say to anyone
+        os._exit(0)
+
+
+def _follow(rundir: str, from_seq: int, poll: float) -> int:
     path = os.path.join(rundir, SPOOL)
     out = sys.stdout.buffer
-    deadline = time.monotonic() + 30
+    started = last_out = time.monotonic()
     while not os.path.exists(path):
-        if time.monotonic() > deadline:
+        if time.monotonic() - started > 30:
             print(f"no event spool in {rundir}", file=sys.stderr)
             return 2
+        if time.monotonic() - last_out >= HEARTBEAT_S:
+            out.write(b"\n")
+            out.flush()
+            last_out = time.monotonic()
         time.sleep(poll)
+    parent = os.getppid()
     with open(path, "rb") as f:
         partial = b""
+        pos = 0                 # spool offset of the first byte of `partial`
+        prev_seq = 0            # seq of the last event line read
         idle = 0.0
         while True:
             chunk = f.read(1 << 16)
             if not chunk:
                 out.flush()
+                if os.getppid() != parent:      # the session that started us is gone
+                    return 0
+                if time.monotonic() - last_out >= HEARTBEAT_S:
+                    out.write(b"\n")
+                    out.flush()
+                    last_out = time.monotonic()
                 pidfile = os.path.join(rundir, PIDFILE)
                 if idle > 2.0:
                     idle = 0.0
                     try:
                         with open(pidfile) as pf:
-                            alive = _pid_alive(int(pf.read().strip() or 0))
+                            alive = pid_alive(int(pf.read().strip() or 0))
                     except (OSError, ValueError):
                         alive = False
                     if not alive:
@@ -171,17 +210,23 @@ def cmd_follow(rundir: str, from_seq: int, poll: float = 0.1) -> int:
             lines = data.split(b"\n")
             partial = lines.pop()
             for line in lines:
+                start, pos = pos, pos + len(line) + 1
                 if not line.strip():
                     continue
                 try:
                     ev = json.loads(line)
-                    seq = ev.get("seq", 0) if isinstance(ev, dict) else 0
                 except ValueError:
-                    ev, seq = {}, from_seq      # not an event: pass it on, the app reports it
-                if not isinstance(ev, dict):
-                    ev = {}
+                    ev = None
+                seq = ev.get("seq") if isinstance(ev, dict) else None
+                if not isinstance(seq, int):       # not an event: the app reports it, once
+                    if prev_seq >= from_seq - 1:
+                        out.write(b"#%d " % start + line + b"\n")
+                        last_out = time.monotonic()
+                    continue
+                prev_seq = seq
                 if seq >= from_seq:
                     out.write(line + b"\n")
+                    last_out = time.monotonic()
                 if ev.get("kind") == "end":
                     out.flush()
                     return 0
@@ -200,7 +245,7 @@ def cmd_stop(rundir: str, wait: float) -> int:
     except ProcessLookupError:
         return 0
     deadline = time.monotonic() + wait
-    while time.monotonic() < deadline and _pid_alive(pid):
+    while time.monotonic() < deadline and pid_alive(pid):
         time.sleep(0.05)
     return 0
 
@@ -217,13 +262,89 @@ def cmd_status(root: str) -> int:
                 try:
                     with open(pidfile) as f:
                         pid = int(f.read().strip())
-                    state = "running" if _pid_alive(pid) else (
+                    state = "running" if pid_alive(pid) else (
                         # it may have ended cleanly (and removed the file) since the read
                         "died" if os.path.exists(pidfile) else "finished")
                 except (OSError, ValueError):
                     state = "unknown"
             runs.append({"run_id": name, "state": state, "pid": pid})
     print(json.dumps({"runs": runs}))
+    return 0
+
+
+def _newest_mtime(folder: str) -> float:
+    newest = os.stat(folder).st_mtime
+    for dirpath, dirnames, filenames in os.walk(folder):
+        for name in dirnames + filenames:
+            try:
+                newest = max(newest, os.lstat(os.path.join(dirpath, name)).st_mtime)
+            except OSError:
+                pass
+    return newest
+
+
+def _size(folder: str) -> int:
+    total = 0
+    for dirpath, _, filenames in os.walk(folder):
+        for name in filenames:
+            try:
+                total += os.lstat(os.path.join(dirpath, name)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def cmd_clean(root: str, older_than_days: float, dry_run: bool, keep: list[str]) -> int:
+    """Remove run and plan folders under ROOT (~/.versus) untouched for longer than the given
+    days; never one whose agent runs, nor a run of a plan that is running or starting, nor
+    the runs named in `keep` (the app still needs their events).
+    Prints {"removed" | "would_remove": [...], "kept": [...]} as JSON."""
+    import shutil
+    from .plan import status as plan_status
+    runs_root, plans_root = os.path.join(root, "runs"), os.path.join(root, "plans")
+    now = time.time()
+    busy: set[str] = set()          # run ids a live plan still needs
+    candidates: list[dict] = []
+    kept: list[dict] = []
+    if os.path.isdir(plans_root):
+        for name in sorted(os.listdir(plans_root)):
+            plandir = os.path.join(plans_root, name)
+            try:
+                st = plan_status(plandir)
+            except (OSError, ValueError):
+                st = {"state": "unknown", "runs": {}}
+            age = (now - _newest_mtime(plandir)) / 86400
+            if st.get("state") in ("running", "starting"):
+                busy.update(st.get("runs", {}))
+                kept.append({"kind": "plan", "id": name, "why": st["state"]})
+            elif age > older_than_days:
+                candidates.append({"kind": "plan", "id": name, "path": plandir,
+                                   "age_days": round(age, 1), "bytes": _size(plandir)})
+    if os.path.isdir(runs_root):
+        for name in sorted(os.listdir(runs_root)):
+            rundir = os.path.join(runs_root, name)
+            if not os.path.isdir(rundir):
+                continue
+            try:
+                with open(os.path.join(rundir, PIDFILE)) as f:
+                    running = pid_alive(int(f.read().strip() or 0))
+            except (OSError, ValueError):
+                running = False
+            age = (now - _newest_mtime(rundir)) / 86400
+            if running or name in busy or name in keep:
+                kept.append({"kind": "run", "id": name,
+                             "why": "running" if running else "its plan is running"
+                             if name in busy else "a session file still needs its events"})
+            elif age > older_than_days:
+                candidates.append({"kind": "run", "id": name, "path": rundir,
+                                   "age_days": round(age, 1), "bytes": _size(rundir)})
+    if not dry_run:
+        for c in candidates:
+            shutil.rmtree(c["path"], ignore_errors=True)
+            c["removed"] = not os.path.exists(c["path"])
+    for c in candidates:
+        del c["path"]
+    print(json.dumps({"would_remove" if dry_run else "removed": candidates, "kept": kept}))
     return 0
 
 
@@ -242,14 +363,22 @@ def cmd_check() -> int:
     return 0
 
 
-def cmd_check_tpcc() -> int:
-    """TPC-C consistency conditions on the target; JSON on stdout. Exit 0 pass, 1 fail,
-    2 could not check."""
+def cmd_check_workload(name: str) -> int:
+    """A workload's consistency check (its spec's `checker`) on the target; JSON with `ok`
+    and `lines` on stdout. Exit 0 pass, 1 fail, 2 could not check."""
     spec = json.loads(sys.stdin.readline() or "{}")
     password = sys.stdin.readline().rstrip("\n")
-    from .tpcc import check
     try:
-        result = check.check(TargetInfo.from_spec(spec, password))
+        wl = get(name)
+        if not wl.checker:
+            raise UnknownWorkload(name)
+        mod, _, fn = wl.checker.partition(":")
+        checker = getattr(importlib.import_module(mod), fn)
+    except UnknownWorkload:
+        print(json.dumps({"ok": False, "error": f"workload {name!r} has no consistency check"}))
+        return 2
+    try:
+        result = checker(TargetInfo.from_spec(spec, password))
     except DatabaseError as exc:
         print(json.dumps({"ok": False, "error": str(exc)}))
         return 2
@@ -275,8 +404,13 @@ def main(argv=None) -> int:
         if name == "stop":
             s.add_argument("--wait", type=float, default=10.0)
     sub.add_parser("status").add_argument("--root", required=True)
+    cl = sub.add_parser("clean")
+    cl.add_argument("--root", required=True)
+    cl.add_argument("--older-than", type=float, required=True, metavar="DAYS")
+    cl.add_argument("--dry-run", action="store_true")
+    cl.add_argument("--keep", action="append", default=[], metavar="RUN_ID")
     sub.add_parser("check")
-    sub.add_parser("check-tpcc")
+    sub.add_parser("check-workload").add_argument("--workload", required=True)
     sub.add_parser("apply-profile")
     sub.add_parser("workloads")
     sub.add_parser("version")
@@ -291,10 +425,12 @@ def main(argv=None) -> int:
         return cmd_stop(a.dir, a.wait)
     if a.cmd == "status":
         return cmd_status(a.root)
+    if a.cmd == "clean":
+        return cmd_clean(a.root, a.older_than, a.dry_run, a.keep)
     if a.cmd == "check":
         return cmd_check()
-    if a.cmd == "check-tpcc":
-        return cmd_check_tpcc()
+    if a.cmd == "check-workload":
+        return cmd_check_workload(a.workload)
     if a.cmd == "apply-profile":         # JSON spec, then the password, on stdin
         from .profile_apply import main as apply_main
         return apply_main()

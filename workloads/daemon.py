@@ -1,4 +1,4 @@
-"""Detach a job from the SSH session that started it, so it outlives the connection."""
+"""Jobs that outlive the SSH session that started them: detach one; tell whether a pid runs."""
 from __future__ import annotations
 
 import os
@@ -35,3 +35,18 @@ def detach(fn, logpath: str, cwd: str) -> int:
     finally:
         sys.stderr.flush()
     os._exit(code)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    # a zombie is not alive
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rpartition(")")[2].split()[0] != "Z"
+    except OSError:
+        return True

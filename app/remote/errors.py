@@ -25,12 +25,18 @@ class UnknownHostKey(RemoteError):
 
 
 class HostKeyMismatch(RemoteError):
-    def __init__(self, host: str, port: int, expected: str, got: str):
+    def __init__(self, host: str, port: int, expected: str, got: str,
+                 files: "list[str] | None" = None, app_file: str = ""):
         self.host, self.port, self.expected, self.got = host, port, expected, got
+        self.files = list(files or [])
+        name = host if port == 22 else f"[{host}]:{port}"
+        where = " and ".join(self.files) or "your known_hosts files"
+        also = (f" (Versus keeps the keys you accepted in {app_file})"
+                if app_file and app_file not in self.files else "")
         super().__init__(
             f"WARNING: the host key of {host}:{port} has changed (known {expected}, now {got}). "
             f"Someone may be intercepting the connection; Versus refuses to connect. If the host "
-            f"was reinstalled, remove its old key from your known_hosts files.")
+            f"was reinstalled, remove the line for {name} from {where}{also}.")
 
 
 class ChannelLost(RemoteError):

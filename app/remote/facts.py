@@ -14,14 +14,14 @@ from .transport import Transport
 TOOLS = ("sysbench", "pgbench", "perf", "vmstat", "iostat")
 SERVERS = ("postgres", "pg_ctl", "mysqld", "mariadbd")
 PORTS = ("5432", "3306")
-DRIVERS = ("psycopg", "pymysql", "MySQLdb")
+DRIVERS = ("psycopg", "pymysql", "MySQLdb", "mariadb")
 
 # Runs under the host's chosen interpreter; stdlib only, and Python 3.6 syntax.
 _DRIVER_PROBE = r"""
 import importlib, json, sys
 out = {"_python": {"executable": sys.executable,
                    "version": "%d.%d.%d" % tuple(sys.version_info[:3])}}
-for name in ("psycopg", "pymysql", "MySQLdb"):
+for name in ("psycopg", "pymysql", "MySQLdb", "mariadb"):
     try:
         m = importlib.import_module(name)
     except Exception:
@@ -226,7 +226,8 @@ def format_facts(facts: dict) -> list[tuple[str, str]]:
                  "not found — the agent needs Python 3.9 or newer"))
     drivers = facts.get("drivers") or {}
     labels = {"psycopg": "psycopg (PostgreSQL)", "pymysql": "PyMySQL (MySQL/MariaDB)",
-              "MySQLdb": "mysqlclient (MySQL/MariaDB)"}
+              "MySQLdb": "mysqlclient (MySQL/MariaDB)",
+              "mariadb": "MariaDB Connector/Python (prepared statements)"}
     for name in DRIVERS:
         d = drivers.get(name)
         if not d:

@@ -4,8 +4,9 @@ from __future__ import annotations
 import os
 import re
 
-from app.model.config import LOCAL_HOST, HostConfig
+from app.model.config import LOCAL_HOST, HostConfig, address_problem
 from app.store import paths
+from app.store.catalog import Catalog
 
 from .errors import RemoteError
 from .transport import LocalTransport, Transport
@@ -21,11 +22,17 @@ def resolve_host(spec: str, catalog=None) -> HostConfig:
     if catalog is not None:
         saved = catalog.host(spec)
         if saved:
+            problem = address_problem(saved.address)
+            if problem:
+                raise RemoteError(f"saved host {spec!r}: {problem}")
             return saved
     m = _ADHOC.match(spec)
     if not m:
         raise RemoteError(f"{spec!r} is not a host: use 'local', a saved host's name, or "
                           f"[user@]address[:port]")
+    problem = address_problem(m["addr"])
+    if problem:
+        raise RemoteError(problem)
     return HostConfig(name=spec, address=m["addr"].strip("[]"), user=m["user"] or "",
                       port=int(m["port"] or 22), auth="agent")
 
@@ -44,3 +51,17 @@ def open_transport(host: HostConfig, accept_fingerprint: str | None = None,
         key_file=os.path.expanduser(key) if key else None, password=password,
         use_agent=host.auth == "agent" or not key, accept_fingerprint=accept_fingerprint,
         app_known_hosts=paths.known_hosts_file())
+
+
+def remove_host(catalog: Catalog, name: str) -> None:
+    """Forget a saved host and its password in the keyring."""
+    from .secrets import delete_secret
+    catalog.remove_host(name)
+    delete_secret("host", name)
+
+
+def remove_target(catalog: Catalog, name: str) -> None:
+    """Forget a saved target and its database password in the keyring."""
+    from .secrets import delete_secret
+    catalog.remove_target(name)
+    delete_secret("target", name)

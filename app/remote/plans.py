@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from app.model.config import HostConfig, TargetConfig
-from app.model.plan import FINAL_STATES, Plan, PlanError, PlanState
+from app.model.plan import Plan, PlanError, PlanState
 from app.model.profile import ProfileError
 from app.store import paths
 from app.store.profiles import load_profile
@@ -24,8 +24,8 @@ from workloads.registry import get as get_workload
 from .agentctl import AgentControl
 from .errors import AuthFailed, ChannelLost, HostKeyMismatch, RemoteError, UnknownHostKey
 from .hosts import open_transport, resolve_host
-from .runner import (RunController, RunRequest, TargetError, agent_python, new_run_id,
-                     resolve_target, target_password)
+from .follow import RunFollower
+from .runner import TargetError, agent_python, new_run_id, resolve_target, target_password
 
 
 @dataclass
@@ -80,12 +80,13 @@ class PlanController:
         self.ssh_key = ssh_key
         self.reconnect_for = reconnect_for
         self.plan_id: str | None = None
+        self.following = False
         self.prepared: list[PreparedRun] = []
         self._host: HostConfig | None = None
         self._transport = None
         self._ctl: AgentControl | None = None
         self._stop_following = threading.Event()
-        self._follower: RunController | None = None
+        self._follower: RunFollower | None = None
 
     # --- connection -----------------------------------------------------------------------
     def _resolve_host(self) -> HostConfig:
@@ -107,6 +108,10 @@ class PlanController:
         self._ctl = AgentControl(t, agent_python(host))
         return self._ctl
 
+    def agent(self) -> AgentControl:
+        """The host's agent, connected (reconnecting while the link is down)."""
+        return self._call(lambda c: c)
+
     def _call(self, fn: Callable[[AgentControl], Any]) -> Any:
         """fn(ctl), reconnecting while the link is down (for up to reconnect_for seconds)."""
         lost_since, attempt = None, 0
@@ -116,9 +121,12 @@ class PlanController:
             except (UnknownHostKey, HostKeyMismatch, AuthFailed):
                 raise
             except (ChannelLost, RemoteError, OSError, EOFError) as exc:
-                if isinstance(exc, RemoteError) and not isinstance(exc, ChannelLost) and \
+                if isinstance(exc, RemoteError) and \
+                        not isinstance(exc, (ChannelLost, TimeoutError)) and \
                         self._transport is not None and self._transport.is_alive():
                     raise
+                if isinstance(exc, TimeoutError) and self._transport is not None:
+                    self._transport.close()     # a short command timed out: a frozen link
                 self._ctl = None
                 now = time.monotonic()
                 lost_since = lost_since or now
@@ -161,17 +169,12 @@ class PlanController:
         managed = [t for t in plan.targets if t.is_managed]
         installs: dict[str, dict] = {}
         if managed:
-            ctl = self._call(lambda c: c)
+            ctl = self.agent()
             ctl.check_python()
             ctl.deploy()
-            argv = ["env", f"PYTHONPATH={ctl.agent_dir}", ctl.python, "-m", "workloads.managed",
-                    "inspect", *[t.managed for t in managed]]
-            c = ctl.t.run(argv, timeout=120, check=False)
-            try:
-                found = json.loads(c.stdout.decode().strip().splitlines()[-1])
-            except (ValueError, IndexError):
-                raise RemoteError("could not look for the server installations on the host: "
-                                  + c.stderr.decode("utf-8", "replace").strip()[-300:]) from None
+            found = ctl.request("inspect", *[t.managed for t in managed],
+                                module="workloads.managed", timeout=120,
+                                what="could not look for the server installations on the host")
             for t, inst in zip(managed, found):
                 if inst is None:
                     raise PlanError(f"target {t.name!r}: no PostgreSQL, MariaDB or MySQL server "
@@ -230,10 +233,11 @@ class PlanController:
             else:
                 tspec = existing[t.name].spec()
                 password = target_password(existing[t.name])
-            planned_s = float(params.get("duration", 0) or 0) + float(params.get("warmup", 0) or 0)
+            planned_s = wl.planned_seconds(params)
             out.append(PreparedRun(pr.index, run_id, pr.label, t.name, prof_id, params,
                                    {"run_id": run_id, "workload": wl.name, "params": params,
-                                    "target": tspec},
+                                    "target": tspec,
+                                    **({"perf": {"stat": True}} if self.plan.perf else {})},
                                    engine, version, planned_s, password))
         self.prepared = out
         return out
@@ -244,7 +248,7 @@ class PlanController:
         if not self.prepared:
             self.prepare()
         plan = self.plan
-        ctl = self._call(lambda c: c)
+        ctl = self.agent()
         ctl.check_python()
         if ctl.deploy():
             self.on_status("uploaded the agent to the host")
@@ -268,7 +272,7 @@ class PlanController:
                "stop_on_failure": plan.stop_on_failure, "host": self.host_name,
                "source": plan.to_dict(), "runs": runs}
         ctl.t.put_bytes(json.dumps(doc).encode(), posixpath.join(plandir, "plan.json"), 0o600)
-        c = ctl.t.run(ctl._argv("plan-start", "--dir", plandir), timeout=60, check=False)
+        c = ctl.t.run(ctl.argv("plan-start", "--dir", plandir), timeout=60, check=False)
         if c.rc != 0:
             raise RemoteError("the plan could not start on the host: "
                               + c.stderr.decode("utf-8", "replace").strip()[-300:])
@@ -288,7 +292,7 @@ class PlanController:
         def go(ctl):
             argv = ["plan-status", "--dir", self._plandir(ctl, plan_id)] + \
                 (["--full"] if full else [])
-            c = ctl.t.run(ctl._argv(*argv), timeout=60, check=False)
+            c = ctl.t.run(ctl.argv(*argv), timeout=60, check=False)
             if c.rc != 0:
                 err = c.stderr.decode("utf-8", "replace").strip()
                 if "FileNotFoundError" in err or "No such file" in err:
@@ -303,7 +307,7 @@ class PlanController:
             argv = ["plan-control", "--dir", self._plandir(ctl), "--op", op]
             for r in run_ids:
                 argv += ["--run", r]
-            ctl.t.run(ctl._argv(*argv), timeout=60)
+            ctl.t.run(ctl.argv(*argv), timeout=60)
         self._call(go)
 
     def skip(self, run_ids: list[str]) -> None:
@@ -321,7 +325,7 @@ class PlanController:
         self._stop_following.set()
         f = self._follower
         if f is not None:
-            f.drop_link()
+            f.leave()
 
     # --- follow ---------------------------------------------------------------------------
     def run(self) -> PlanOutcome:
@@ -335,6 +339,7 @@ class PlanController:
             self.plan_id = plan_id
         host = self._resolve_host()
         st = self.status(full=True)
+        self.following = True           # the plan exists and is followed from here on
         plan_doc = st.get("plan", {})
         meta = {r["run_id"]: r for r in plan_doc.get("runs", [])}
         session_path = self.session_path or paths.sessions_dir() / \
@@ -398,24 +403,21 @@ class PlanController:
         session.add_run(r.run_id, meta.get("workload", ""), label, self.host_name, params,
                         info=info)
         self.on_status(f"run {r.run_id} ({r.label}): {r.state}")
-        follower = RunController(RunRequest(host=self.host_name, ssh_key=self.ssh_key),
-                                 self.catalog, on_events=self.on_events,
-                                 on_status=self.on_status, reconnect_for=self.reconnect_for)
-        ctl = self._call(lambda c: c)
-        follower._ctl, follower._transport, follower.run_id = ctl, self._transport, r.run_id
+        ctl = self.agent()
+        follower = RunFollower(host, r.run_id, ctl=ctl, ssh_key=self.ssh_key,
+                               on_events=self.on_events, on_status=self.on_status,
+                               reconnect_for=self.reconnect_for)
         self._follower = follower
         try:
-            outcome = follower._follow(session, session_path, host, r.run_id)
+            res = follower.follow(session)
         finally:
             self._follower = None
             # the follower may have reconnected: keep its link
-            if follower._transport is not self._transport:
-                self._transport, self._ctl = follower._transport, follower._ctl
-        if self._stop_following.is_set() and outcome.status == "failed" and \
-                "connection" in outcome.reason:
-            session.finish_run(r.run_id, "running", "left running on the host")
+            if follower.ctl is not ctl:
+                self._transport, self._ctl = follower.ctl.t, follower.ctl
+        if res.status == "running":          # stop_following(): left going on the host
             return
-        session.update_info(r.run_id, plan={**info["plan"], "state": _state_of(outcome)})
+        session.update_info(r.run_id, plan={**info["plan"], "state": _state_of(res)})
 
     def _outcome(self, state: str, st: dict) -> PlanOutcome:
         runs = st.get("runs", {})
@@ -434,12 +436,9 @@ def list_plans(host_name: str, catalog=None, accept_host_key: str | None = None,
                                ssh_key=ssh_key, reconnect_for=0)
     try:
         def go(ctl):
-            c = ctl.t.run(ctl._argv("plan-list", "--root", plans_root(ctl)), timeout=60,
-                          check=False)
-            if c.rc != 0:
-                return []
-            return json.loads(c.stdout or b"{}").get("plans", [])
-        ctl = ctl_owner._call(lambda c: c)
+            return ctl.request("plan-list", "--root", plans_root(ctl),
+                               what="could not list the plans on the host").get("plans", [])
+        ctl = ctl_owner.agent()
         ctl.deploy()
         return go(ctl)
     finally:

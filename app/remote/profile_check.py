@@ -3,7 +3,6 @@ the server which names it lacks and which values it would refuse (workloads.sett
 """
 from __future__ import annotations
 
-import json
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
@@ -11,7 +10,6 @@ from app.model.profile import Profile, ProfileError
 from app.store.profiles import check_config
 
 from .agentctl import AgentControl
-from .errors import RemoteError
 from .hosts import open_transport, resolve_host
 from .runner import _embedded_target, agent_python, resolve_target, target_password
 
@@ -73,19 +71,11 @@ def check_profile_on_target(profile: Profile, target_name: str, catalog=None,
     if target.is_embedded:
         target = _embedded_target(host)
     with _agent(host, accept_fingerprint) as (t, ctl):
-        payload = (json.dumps({"target": target.spec(), "engine": profile.engine,
-                               "config": profile.config, "clients": clients}) + "\n"
-                   + target_password(target) + "\n").encode()
-        argv = ["env", f"PYTHONPATH={ctl.agent_dir}", ctl.python, "-m",
-                "workloads.settings_check"]
-        c = t.run(argv, stdin=payload, timeout=120, check=False)
-    try:
-        out = json.loads(c.stdout.decode().strip().splitlines()[-1])
-    except (ValueError, IndexError):
-        raise RemoteError("the host could not check the profile: "
-                          + c.stderr.decode("utf-8", "replace").strip()[-300:]) from None
-    if not out.get("ok"):
-        raise RemoteError(out.get("error", "the profile check failed"))
+        out = ctl.request(payload={"target": target.spec(), "engine": profile.engine,
+                                   "config": profile.config, "clients": clients},
+                          password=target_password(target), module="workloads.settings_check",
+                          timeout=120, ok_key="ok",
+                          what="the host could not check the profile")
     return ProfileCheck(target_name, out.get("version", ""), int(out.get("checked", 0)),
                         [SettingProblem(int(p["line"]), p["name"], p.get("value"), p["kind"],
                                         p["message"]) for p in out.get("problems", [])])

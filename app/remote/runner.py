@@ -17,12 +17,12 @@ from urllib.parse import unquote, urlsplit
 
 from app.model.config import EMBEDDED_TARGET, LOCAL_HOST, HostConfig, TargetConfig
 from app.store import paths
-from app.store.session import SessionFile
-from workloads import events as ev_format
+from app.store.session import SessionError, SessionFile
 from workloads.registry import get as get_workload
 
 from .agentctl import AgentControl
-from .errors import ChannelLost, RemoteError, UnknownHostKey, HostKeyMismatch, AuthFailed
+from .errors import ChannelLost, RemoteError, Unreachable
+from .follow import GiveUp, RunFollower, agent_python
 from .hosts import open_transport, resolve_host
 
 
@@ -39,6 +39,9 @@ class RunRequest:
     session_path: Path | None = None
     accept_host_key: str | None = None
     ssh_key: str | None = None
+    # perf on the server's processes: {"stat": bool (default: the workload's perf_stat), "profile_s": seconds of
+    # `perf record -g` at the start of each measured phase (0: none), "call_graph": dwarf|fp}
+    perf: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -111,11 +114,6 @@ def _embedded_target(host: HostConfig) -> TargetConfig:
                         database=u.path.lstrip("/") or "versus")
 
 
-def agent_python(host: HostConfig) -> str:
-    import sys
-    return sys.executable if host.is_local else (host.python or "python3")
-
-
 def check_target(catalog, host_name: str, target_name: "str | TargetConfig",
                  accept_fingerprint: str | None = None, password: str | None = None) -> str:
     """Connect from the host to the target and return the server's version string.
@@ -136,45 +134,46 @@ def check_target(catalog, host_name: str, target_name: "str | TargetConfig",
 
 
 class RunController:
+    """One run from validation to its end in the session file (CLI and GUI).
+
+    run() raises only before the run is recorded and started (bad input, an unreachable host);
+    from then on it returns a RunOutcome, and the run is closed in the session file whatever
+    happens (a second Ctrl-C leaves it 'running' with a sentence saying how to attach)."""
+
     def __init__(self, request: RunRequest, catalog=None,
                  on_events: Callable[[str, list[dict]], None] | None = None,
                  on_status: Callable[[str], None] | None = None,
-                 reconnect_for: float = 600.0):
+                 reconnect_for: float = 600.0, frozen_after: float = 30.0):
         self.req = request
         self.catalog = catalog
         self.on_events = on_events or (lambda rid, evs: None)
         self.on_status = on_status or (lambda msg: None)
         self.reconnect_for = reconnect_for
+        self.frozen_after = frozen_after
         self.run_id: str | None = None
+        self.session_path: Path | None = None
         self._stop = threading.Event()
-        self._stop_sent = threading.Event()
-        self._ctl: AgentControl | None = None
+        self._started = threading.Event()
+        self._follower: RunFollower | None = None
         self._transport = None
-        self._lock = threading.Lock()
 
     # --- control from any thread ----------------------------------------------------------
     def stop(self) -> None:
-        """Ask the agent to end the run; never blocks the caller."""
+        """Ask the agent to end the run; never blocks the caller. Before the agent has
+        started, the stop is sent as soon as it has."""
         self._stop.set()
-        threading.Thread(target=self._send_stop, daemon=True, name="versus-stop").start()
-
-    def _send_stop(self) -> None:
-        with self._lock:
-            ctl, rid = self._ctl, self.run_id
-        if ctl is None or rid is None or self._stop_sent.is_set():
-            return
-        try:
-            ctl.stop(rid)
-            self._stop_sent.set()
-        except (RemoteError, OSError):
-            pass  # the follow loop resends after it reconnects
+        f = self._follower
+        if f is not None and self._started.is_set():
+            f.request_stop()
 
     def drop_link(self) -> None:
         """Close the current connection as a network failure would (used by tests and the UI's
         'reconnect' action); the run continues on the host and the controller resumes."""
-        t = self._transport
-        if t is not None:
-            t.close()
+        f = self._follower
+        if f is not None:
+            f.drop_link()
+        elif self._transport is not None:
+            self._transport.close()
 
     # --- the run ------------------------------------------------------------------------
     def run(self) -> RunOutcome:
@@ -195,6 +194,10 @@ class RunController:
             raise TargetError(f"workload {spec.name} does not support {target.engine}")
         session_path = Path(req.session_path) if req.session_path else \
             paths.sessions_dir() / f"{time.strftime('%Y-%m-%d_%H%M%S')}-{spec.name}.versus"
+        problem = paths.new_file_problem(session_path)
+        if problem:
+            raise SessionError(problem)
+        self.session_path = session_path
         if session_path.exists():
             SessionFile(session_path).close()        # refuses a damaged file before acting
         self.on_status(f"connecting to {host.title}")
@@ -215,119 +218,82 @@ class RunController:
             if ctl.deploy():
                 self.on_status("uploaded the agent to the host")
             run_id = new_run_id()
-            with self._lock:
-                self._ctl, self.run_id = ctl, run_id
             session = SessionFile(session_path, readonly=False)
+        except BaseException:
+            t.close()
+            raise
+        follower = RunFollower(host, run_id, ctl=ctl, ssh_key=req.ssh_key,
+                               on_events=self.on_events, on_status=self.on_status,
+                               reconnect_for=self.reconnect_for, frozen_after=self.frozen_after,
+                               session_path=session_path)
+        try:
+            session.add_run(run_id, spec.name, req.target or EMBEDDED_TARGET,
+                            req.host or LOCAL_HOST, params,
+                            info={"target_spec": target.spec(), "host": host.to_dict(),
+                                  "throughput_unit": spec.throughput_unit})
+            # from here on the run exists: every ending closes it in the session file
+            self.run_id, self._follower = run_id, follower
             try:
-                session.add_run(run_id, spec.name, req.target or EMBEDDED_TARGET,
-                                req.host or LOCAL_HOST, params,
-                                info={"target_spec": target.spec(), "host": host.to_dict(),
-                                      "throughput_unit": spec.throughput_unit})
                 agent_spec = {"run_id": run_id, "workload": spec.name, "params": params,
                               "target": target.spec()}
-                try:
-                    pid = ctl.start(run_id, agent_spec, target_password(target))
-                except (RemoteError, OSError) as exc:
-                    session.finish_run(run_id, "failed", str(exc))
-                    raise
-                self.on_status(f"run {run_id} started on {host.title} (agent pid {pid})")
-                if self._stop.is_set():
-                    self._send_stop()
-                return self._follow(session, session_path, host, run_id)
-            finally:
-                session.close()
+                if req.perf:
+                    agent_spec["perf"] = dict(req.perf)
+                pid = self._start(follower, run_id, agent_spec, target_password(target))
+            except _StartFailed as exc:
+                session.finish_run(run_id, "failed", str(exc))
+                return self._outcome(session, session_path, run_id, "failed", str(exc), 0)
+            except KeyboardInterrupt:
+                session.finish_run(run_id, "failed", "interrupted while starting on the host; "
+                                   "it may have started there: 'versus host clean' or "
+                                   f"'versus attach {session_path}'")
+                raise
+            self._started.set()
+            self.on_status(f"run {run_id} started on {host.title}"
+                           + (f" (agent pid {pid})" if pid else ""))
+            if self._stop.is_set():
+                follower.request_stop()
+            try:
+                res = follower.follow(session)
+            except KeyboardInterrupt:    # a second Ctrl-C: leave the run going on the host
+                session.finish_run(run_id, "running",
+                                   f"left running on {host.title}; everything up to event "
+                                   f"{session.last_seq(run_id)} is saved; 'versus attach "
+                                   f"{session_path}' brings in the rest")
+                raise
+            return self._outcome(session, session_path, run_id, res.status, res.reason,
+                                 res.skipped)
         finally:
-            if self._transport is not None:
-                self._transport.close()
+            follower.close()
+            t.close()
+            session.close()
 
-    def _follow(self, session: SessionFile, session_path: Path, host: HostConfig,
-                run_id: str) -> RunOutcome:
-        last_seq = session.last_seq(run_id)
-        status, reason = "failed", ""
-        skipped: list[str] = []
-        lost_since: float | None = None
-        attempt = 0
+    def _start(self, follower: RunFollower, run_id: str, agent_spec: dict,
+               password: str) -> int:
+        """Start the agent; a dropped link on the way is reconnected and the start repeated
+        (the agent starts at most once per run folder)."""
+        lost_since = None
         while True:
             try:
-                stream = self._ctl.follow(run_id, last_seq + 1)
-                if lost_since is not None:
-                    self.on_status(f"reconnected; resuming from event {last_seq + 1}")
-                    lost_since, attempt = None, 0
-                    if self._stop.is_set() and not self._stop_sent.is_set():
-                        self._send_stop()
-                splitter = ev_format.LineSplitter()
-                ended = None
+                return follower.ctl.start(run_id, agent_spec, password)
+            except (ChannelLost, Unreachable, EOFError) as exc:
+                if follower.host.is_local:
+                    raise _StartFailed(f"the agent could not start: {exc}") from None
+                lost_since = lost_since or time.monotonic()
                 try:
-                    for chunk in stream.chunks():
-                        batch = []
-                        for line in splitter.feed(chunk):
-                            try:
-                                e = ev_format.decode(line)
-                            except ev_format.EventFormatError as exc:
-                                if "newer" in str(exc) or "understands up to" in str(exc):
-                                    raise RemoteError(str(exc)) from None
-                                skipped.append(str(exc))
-                                self.on_status(f"skipped a line that is not an event: {exc}")
-                                continue
-                            if e["seq"] <= last_seq:
-                                continue
-                            batch.append(e)
-                            last_seq = e["seq"]
-                            if e["kind"] == "end":
-                                ended = e
-                        if batch:
-                            session.append_events(run_id, batch)
-                            self.on_events(run_id, batch)
-                        if ended:
-                            break
-                finally:
-                    stream.close()
-                if ended:
-                    status, reason = ended.get("status", "failed"), ended.get("reason", "")
-                    break
-                rc = stream.exit_status()
-                if rc == 3:
-                    reason = ("the agent on the host ended without finishing the run; "
-                              f"see {self._ctl.run_dir(run_id)}/agent.log on the host")
-                    break
-                if rc not in (None, -1) and self._transport.is_alive():
-                    reason = f"following the run failed: {stream.stderr_text().strip()[-300:]}"
-                    break
-                raise ChannelLost("the event stream ended early")
-            except (ChannelLost, OSError, EOFError) as exc:
-                if host.is_local and not isinstance(exc, ChannelLost):
-                    raise
-                now = time.monotonic()
-                lost_since = lost_since or now
-                if now - lost_since > self.reconnect_for:
-                    reason = (f"lost the connection to {host.title} and could not reconnect "
-                              f"for {int(self.reconnect_for)} s; the run may still be going on the "
-                              f"host; everything up to event {last_seq} is saved")
-                    break
-                attempt += 1
-                delay = min(10.0, 0.5 * 2 ** min(attempt, 5))
-                self.on_status(f"connection lost ({exc}); reconnecting in {delay:.0f} s "
-                               f"(attempt {attempt})")
-                time.sleep(delay)
-                try:
-                    t = open_transport(host, None, key_file=self.req.ssh_key)
-                except (UnknownHostKey, HostKeyMismatch, AuthFailed) as exc2:
-                    reason = f"cannot reconnect: {exc2}"
-                    break
-                except RemoteError:
-                    continue
-                old = self._transport
-                self._transport = t
-                if old is not None:
-                    old.close()
-                with self._lock:
-                    self._ctl = AgentControl(t, self._ctl.python)
-        if skipped and status == "ok":
-            reason = (f"{len(skipped)} line(s) of the event stream were not events and were "
-                      f"skipped (first: {skipped[0]})")
-        session.finish_run(run_id, status, reason)
-        recs = {r.id: r for r in session.runs()}
-        rec = recs.get(run_id)
+                    follower.reconnect(str(exc), lost_since)
+                except GiveUp as give_up:
+                    raise _StartFailed(f"{give_up} (while starting the run)") from None
+            except (RemoteError, OSError) as exc:
+                raise _StartFailed(f"the agent could not start on the host: {exc}") from None
+
+    @staticmethod
+    def _outcome(session: SessionFile, session_path: Path, run_id: str, status: str,
+                 reason: str, skipped: int) -> RunOutcome:
+        rec = {r.id: r for r in session.runs()}.get(run_id)
         return RunOutcome(run_id, status, reason, session_path,
                           events=rec.events if rec else 0, last_seq=rec.last_seq if rec else 0,
-                          skipped_lines=len(skipped))
+                          skipped_lines=skipped)
+
+
+class _StartFailed(Exception):
+    """The run was recorded but its agent could not be started; str() is the reason."""

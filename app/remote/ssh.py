@@ -32,6 +32,8 @@ from .errors import (AuthFailed, ChannelLost, HostKeyMismatch, RemoteError, Unkn
 from .transport import Completed, Stream, Transport
 
 log = logging.getLogger(__name__)
+# paramiko logs a dropped handshake with its traceback; the typed error says it in a sentence
+logging.getLogger("paramiko").addHandler(logging.NullHandler())
 
 DEFAULT_SSH_CONFIG = Path("~/.ssh/config")
 DEFAULT_KNOWN_HOSTS = Path("~/.ssh/known_hosts")
@@ -91,6 +93,15 @@ def remember_host_key(path: Path, host: str, port: int, key: paramiko.PKey) -> N
             raise
 
 
+def _mentions_host(path: Path, host: str, port: int) -> bool:
+    """Whether a known_hosts file has a line for host:port (plain or hashed names)."""
+    try:
+        keys = paramiko.HostKeys(str(path))
+    except Exception:  # unreadable or malformed: it cannot be the one that matched
+        return False
+    return keys.lookup(known_hosts_name(host, port)) is not None
+
+
 # ---------------------------------------------------------------- ~/.ssh/config
 
 def _load_ssh_config(path: str | Path | None) -> paramiko.SSHConfig | None:
@@ -145,6 +156,32 @@ def ssh_config_hosts(config_path: str | Path | None = None) -> list[dict]:
     return hosts
 
 
+# ---------------------------------------------------------------- the connection
+
+class _Transport(paramiko.Transport):
+    """Remembers whether the server said goodbye (SSH_MSG_DISCONNECT): a login that ends
+    without one was cut by the link, not refused by the server."""
+
+    server_disconnect: tuple[int, str] | None = None
+
+    def _parse_disconnect(self, m):
+        code, desc = m.get_int(), m.get_text()
+        self.server_disconnect = (code, desc)
+        self._log(logging.INFO, f"Disconnect (code {code:d}): {desc}")
+
+
+def _settle_dead(t: "paramiko.Transport | None", within: float = 1.0) -> bool:
+    """True when the transport is dead or dies within `within` seconds: after a failed
+    request its reader thread may not have noticed the closed socket yet."""
+    deadline = time.monotonic() + within
+    while True:
+        if t is None or not t.is_active():
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.02)
+
+
 # ---------------------------------------------------------------- host keys
 
 class _VerifyHostKey(paramiko.MissingHostKeyPolicy):
@@ -165,8 +202,10 @@ class _VerifyHostKey(paramiko.MissingHostKeyPolicy):
 # ---------------------------------------------------------------- the transport
 
 class _SSHStream(Stream):
-    def __init__(self, chan: paramiko.Channel, owner: "SSHTransport", argv: list[str]):
+    def __init__(self, chan: paramiko.Channel, owner: "SSHTransport", argv: list[str],
+                 idle_timeout: float | None = None):
         self._chan, self._owner, self._argv = chan, owner, argv
+        self._idle_timeout = idle_timeout
         self._err = bytearray()
         self._closed_by_us = False
 
@@ -180,6 +219,7 @@ class _SSHStream(Stream):
     def chunks(self) -> Iterator[bytes]:
         chan = self._chan
         chan.settimeout(_POLL)
+        last_data = time.monotonic()
         while True:
             self._drain_stderr()
             try:
@@ -187,11 +227,19 @@ class _SSHStream(Stream):
             except socket.timeout:
                 if not self._owner.is_alive():
                     raise self._lost() from None
+                idle = time.monotonic() - last_data
+                if self._idle_timeout is not None and idle > self._idle_timeout:
+                    # a frozen link: the socket is open but nothing moves; drop it so a
+                    # reconnect can take over (paramiko's keepalives expect no answer)
+                    self._owner.close()
+                    raise self._lost(f"nothing arrived for {idle:.0f} s; the link looks "
+                                     f"frozen") from None
                 continue
             except OSError as exc:
                 if self._closed_by_us:
                     return
                 raise self._lost(str(exc)) from None
+            last_data = time.monotonic()
             if data:
                 yield data
                 continue
@@ -290,16 +338,26 @@ class SSHTransport(Transport):
                            passphrase=passphrase, allow_agent=agent,
                            look_for_keys=look_for_keys, timeout=connect_timeout,
                            banner_timeout=connect_timeout, auth_timeout=auth_timeout,
-                           channel_timeout=connect_timeout)
+                           channel_timeout=connect_timeout, transport_factory=_Transport)
         except BaseException as exc:
             t = client.get_transport()
+            dropped = cls._login_dropped(exc, t)
             client.close()
             if isinstance(exc, RemoteError):
                 raise
+            if dropped:
+                raise Unreachable(f"the connection to {where} dropped during the login "
+                                  f"({dropped}); the link or the host's sshd ended it — "
+                                  f"try again.") from None
             # paramiko reports a dead handshake as "No existing session"; the reason is here
             saved = getattr(t, "saved_exception", None)
             if type(exc) is paramiko.SSHException and isinstance(saved, Exception):
                 exc = saved
+            if isinstance(exc, paramiko.BadHostKeyException):
+                files = [str(Path(f).expanduser()) for f in [*known_hosts_files, app_known_hosts]
+                         if _mentions_host(Path(f).expanduser(), host, port)]
+                raise HostKeyMismatch(host, port, fingerprint(exc.expected_key),
+                                      fingerprint(exc.key), files, str(app_known_hosts)) from None
             mapped = cls._map_connect_error(exc, where, user, connect_timeout, pkey, key_file,
                                             agent, look_for_keys, password is not None)
             if mapped is None:
@@ -308,6 +366,23 @@ class SSHTransport(Transport):
         client.get_transport().set_keepalive(keepalive)
         log.info("connected to %s@%s", user, where)
         return cls(client, host, port, user, name=address)
+
+    @staticmethod
+    def _login_dropped(exc: BaseException, t: "paramiko.Transport | None") -> str:
+        """Why a login that failed was cut rather than refused ("" when it was refused).
+
+        paramiko reports a connection that ends mid-login as an AuthenticationException,
+        like a refusal. A real refusal is an answer: the transport is still up, or the
+        server sent a disconnect message (e.g. too many authentication failures).
+        """
+        if not isinstance(exc, paramiko.AuthenticationException) or \
+                isinstance(exc, paramiko.BadAuthenticationType):
+            return ""
+        if "timeout" in str(exc).lower():
+            return "no answer to the login in time"
+        if getattr(t, "server_disconnect", None) is not None:
+            return ""
+        return "the connection closed without an answer" if _settle_dead(t, 0.5) else ""
 
     @staticmethod
     def _load_key(key_file, passphrase) -> paramiko.PKey:
@@ -329,10 +404,6 @@ class SSHTransport(Transport):
     @staticmethod
     def _map_connect_error(exc, where, user, timeout, pkey, key_file, agent, look_for_keys,
                            has_password) -> RemoteError | None:
-        if isinstance(exc, paramiko.BadHostKeyException):
-            host, _, port = where.rpartition(":")
-            return HostKeyMismatch(host, int(port), fingerprint(exc.expected_key),
-                                   fingerprint(exc.key))
         if isinstance(exc, paramiko.AuthenticationException):
             tried = []
             if pkey is not None:
@@ -354,6 +425,9 @@ class SSHTransport(Transport):
                               f"~/.ssh/authorized_keys on the host, or enter the right "
                               f"password.")
         reach = f"could not reach {where}"
+        if isinstance(exc, UnicodeError):       # the resolver refused the name itself
+            return Unreachable(f"{reach}: the host name is not valid (each part between dots "
+                               f"must have 1 to 63 characters) — check the address.")
         if isinstance(exc, socket.gaierror):
             return Unreachable(f"{reach}: the name does not resolve — check the host name "
                                f"and your DNS or VPN.")
@@ -371,6 +445,10 @@ class SSHTransport(Transport):
             return Unreachable(f"{reach}: no answer within {timeout:g} s — check the address, "
                                f"the port and any firewall or VPN in between.")
         if isinstance(exc, EOFError):
+            return Unreachable(f"{reach}: the server closed the connection during the "
+                               f"handshake — check its sshd logs (MaxStartups, AllowUsers).")
+        if isinstance(exc, paramiko.SSHException) and "banner" in str(exc).lower() and \
+                isinstance(exc.__context__, (EOFError, ConnectionError)):
             return Unreachable(f"{reach}: the server closed the connection during the "
                                f"handshake — check its sshd logs (MaxStartups, AllowUsers).")
         if isinstance(exc, paramiko.SSHException):
@@ -429,7 +507,7 @@ class SSHTransport(Transport):
         except ChannelLost:
             raise
         except (paramiko.SSHException, OSError, EOFError) as exc:
-            if not self.is_alive():
+            if _settle_dead(self._client.get_transport()):
                 raise self._lost(f"starting {argv[0]}", str(exc)) from None
             raise
         return chan
@@ -489,10 +567,10 @@ class SSHTransport(Transport):
         c = Completed(rc, bytes(out), bytes(err))
         return c.check(argv) if check else c
 
-    def stream(self, argv) -> Stream:
+    def stream(self, argv, idle_timeout=None) -> Stream:
         chan = self._open(argv)
         chan.shutdown_write()
-        return _SSHStream(chan, self, list(argv))
+        return _SSHStream(chan, self, list(argv), idle_timeout)
 
     # -- files (SFTP) -----------------------------------------------------------------
 
@@ -502,14 +580,15 @@ class SSHTransport(Transport):
                 try:
                     self._sftp = self._client.open_sftp()
                 except (paramiko.SSHException, OSError, EOFError) as exc:
-                    if not self.is_alive():
+                    if _settle_dead(self._client.get_transport()):
                         raise self._lost("opening SFTP", str(exc)) from None
                     raise RemoteError(f"{self.host} refused SFTP ({exc}); enable the sftp "
                                       f"Subsystem in its sshd_config.") from None
             return self._sftp
 
     def _file_error(self, exc: Exception, doing: str, path: str) -> Exception:
-        if not self.is_alive():
+        if isinstance(exc, EOFError) or isinstance(exc, paramiko.SSHException) and \
+                _settle_dead(self._client.get_transport()) or not self.is_alive():
             return self._lost(doing)
         if isinstance(exc, PermissionError):
             return PermissionError(errno.EACCES, f"permission denied {doing} on {self.host}; "

@@ -54,7 +54,9 @@ class Transport(ABC):
             check: bool = True) -> Completed: ...
 
     @abstractmethod
-    def stream(self, argv: list[str]) -> Stream: ...
+    def stream(self, argv: list[str], idle_timeout: float | None = None) -> Stream:
+        """Start a command and read its output. With idle_timeout, a stream that yields
+        nothing for that many seconds raises ChannelLost (a frozen link)."""
 
     @abstractmethod
     def put_bytes(self, data: bytes, remote_path: str, mode: int = 0o600) -> None:
@@ -132,7 +134,8 @@ class LocalTransport(Transport):
             c = Completed(p.returncode, p.stdout, p.stderr)
         return c.check(argv) if check else c
 
-    def stream(self, argv) -> Stream:
+    def stream(self, argv, idle_timeout=None) -> Stream:
+        # a local pipe cannot freeze; a follower that hangs is seen by its exit status
         return _LocalStream(subprocess.Popen(argv, stdin=subprocess.DEVNULL,
                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE))
 

@@ -2,16 +2,24 @@
 
 Each event is stored exactly once, keyed by (run_id, seq); a resumed stream that repeats
 events changes nothing. A file that is not a session, or one from a newer Versus, is
-refused with a sentence and never written to.
+refused with a sentence and never written to. A damaged row (not JSON, wrong types, an
+unknown kind) is skipped and named by damaged(); the rest of the file reads as usual. A full
+disk rolls back the write at hand and raises SessionFull; what was committed stays.
 """
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import time
+from bisect import bisect_right
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
+
+from app.model import derive
+from workloads import events as ev_format
 
 SCHEMA_VERSION = 1
 MAGIC = "versus-session"
@@ -39,94 +47,84 @@ CREATE TABLE IF NOT EXISTS events (
 ) WITHOUT ROWID;
 """
 
-# Derived from the events, written in the same transaction: the numbers of every ``sample``
-# and ``host`` event as plain columns, so a comparison of hours-long runs reads them without
-# parsing a JSON body (and its histograms) per second. Numeric fields without a column of
-# their own (a workload's extra counters such as TPROC-C's ``tpm``, ``ops`` per type) go to
-# ``extra`` as a small flat JSON object. ``series_state.seq`` says up to which event a run's
-# rows were derived; anything after it (a file appended to by an older Versus) is derived
-# again on reading, so the table is a cache that can never be stale.
+# Derived from the events, written in the same transaction: the numbers of every ``sample``,
+# ``host``, ``db`` and ``progress`` event as app.model.derive names them, so a comparison of
+# hours-long runs reads them without parsing a JSON body (and its histograms) per second.
+# The common names have columns; the rest (``ops.<type>``, ``counter.<name>``, ``db.<name>``
+# …) go to ``extra`` as a small flat JSON object. ``derived_state.seq`` says up to which event
+# a run's rows were derived, and the meta key ``derive_version`` which derivation wrote them:
+# anything newer is derived again on reading, so the table is a cache that can never be stale.
+DERIVE_VERSION = "4"
 SERIES_COLUMNS = {
-    "sample": ("rate", "ops", "errors", "lat_ms.all.p50", "lat_ms.all.p95", "lat_ms.all.p99",
-               "lat_ms.all.max", "clients", "tpm"),
+    "sample": ("throughput", "ops", "errors", "latency.p50", "latency.p95", "latency.p99",
+               "latency.max", "clients"),
     "host": ("cpu.user", "cpu.nice", "cpu.system", "cpu.idle", "cpu.iowait", "cpu.irq",
-             "cpu.softirq", "cpu.steal", "cs_per_s", "runq", "mem.used_pct",
-             "mem.total_kb", "mem.available_kb",
-             "disk.reads_per_s", "disk.writes_per_s", "disk.read_kb_per_s",
-             "disk.write_kb_per_s", "net.rx_kb_per_s", "net.tx_kb_per_s",
-             "driver_cpu.user_s", "driver_cpu.system_s"),
+             "cpu.softirq", "cpu.steal", "cs", "runq", "mem.used_pct", "mem.total_kb",
+             "mem.available_kb", "disk.reads", "disk.writes", "disk.read_kb",
+             "disk.write_kb", "net.rx_kb", "net.tx_kb", "driver.cpu"),
+    "db": ("server.tps", "server.tpm"),
+    "progress": ("load.done", "load.fraction"),
 }
-_SERIES_ALL = tuple(c for cols in SERIES_COLUMNS.values() for c in cols)
-_SERIES_SCHEMA = ("CREATE TABLE IF NOT EXISTS series (run_id TEXT NOT NULL, seq INTEGER NOT NULL, "
-                  "kind TEXT NOT NULL, phase TEXT, unit TEXT, t REAL NOT NULL, t0 REAL, t1 REAL, "
+_SERIES_ALL = tuple(dict.fromkeys(c for cols in SERIES_COLUMNS.values() for c in cols))
+_SERIES_SCHEMA = ("CREATE TABLE IF NOT EXISTS derived (run_id TEXT NOT NULL, "
+                  "seq INTEGER NOT NULL, kind TEXT NOT NULL, phase TEXT, unit TEXT, "
+                  "t REAL NOT NULL, t0 REAL, t1 REAL, "
                   + ", ".join(f'"{c}" REAL' for c in _SERIES_ALL)
                   + ", extra TEXT, PRIMARY KEY (run_id, seq)) WITHOUT ROWID;\n"
-                  "CREATE TABLE IF NOT EXISTS series_state (run_id TEXT PRIMARY KEY, "
+                  "CREATE TABLE IF NOT EXISTS derived_state (run_id TEXT PRIMARY KEY, "
                   "seq INTEGER NOT NULL);\n"
                   # finds the few hello/phase/summary events of a run without reading
                   # the bodies of its thousands of samples
                   "CREATE INDEX IF NOT EXISTS events_by_kind ON events (run_id, kind);\n")
-_SERIES_INSERT = (f"INSERT OR IGNORE INTO series VALUES "
+_SERIES_INSERT = (f"INSERT OR IGNORE INTO derived VALUES "
                   f"({', '.join('?' * (8 + len(_SERIES_ALL) + 1))})")
-# Parts of an event that are not per-interval numbers, or that have a column of their own.
-_NOT_EXTRA = {"v", "seq", "t", "kind", "interval", "phase", "unit", "hist", "lat_ms", "errors",
-              "source", "pid"}
 
 
 class SessionError(Exception):
     """A session file that cannot be used, said as a sentence."""
 
 
-def _num(x: Any) -> float | None:
-    if isinstance(x, bool) or not isinstance(x, (int, float)):
-        return None
-    return float(x)
+class SessionFull(SessionError):
+    """The disk holding a session file is full: what was being written is not in the file
+    (its transaction was rolled back); everything written before is."""
 
 
-def _flatten(prefix: str, obj: Any, out: dict[str, float]) -> None:
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
-    else:
-        v = _num(obj)
-        if v is not None:
-            out[prefix] = v
+def _is_full(exc: sqlite3.Error) -> bool:
+    return (getattr(exc, "sqlite_errorcode", None) == getattr(sqlite3, "SQLITE_FULL", 13)
+            or "disk is full" in str(exc))
+
+
+_KIND_LIST = ", ".join(f"'{k}'" for k in SERIES_COLUMNS)
+
+
+def _damage(text: Any, seq: Any, kind: Any) -> tuple[dict[str, Any] | None, str]:
+    """One stored event row, decoded, or None and what is wrong with it in words."""
+    if not isinstance(text, str):
+        return None, "its body is not text"
+    try:
+        ev = json.loads(text)
+    except ValueError:
+        return None, "its body is not JSON"
+    what = ev_format.problem(ev)
+    if what is None and (ev["seq"] != seq or ev["kind"] != kind):
+        what = f"its body is event {ev['seq']} ({ev['kind'][:40]}), not its row's"
+    return (None, what) if what else (ev, "")
 
 
 def series_row(ev: dict[str, Any]) -> tuple | None:
-    """The derived ``series`` row of one event (None for kinds without one)."""
+    """The derived row of one event (None for kinds without one): kind, phase, unit, t,
+    interval start and end, the column values, and the other values as JSON."""
     kind = ev.get("kind")
     cols = SERIES_COLUMNS.get(kind)
     if cols is None:
         return None
-    flat: dict[str, float] = {}
-    for k, v in ev.items():
-        if k not in _NOT_EXTRA:
-            _flatten(k, v, flat)
-    iv = ev.get("interval")
-    t0 = t1 = None
-    if isinstance(iv, (list, tuple)) and len(iv) == 2:
-        t0, t1 = _num(iv[0]), _num(iv[1])
-    values = dict.fromkeys(_SERIES_ALL)
-    if kind == "sample":
-        ops = ev.get("ops")
-        if isinstance(ops, dict):
-            flat["ops"] = float(sum(v for v in ops.values() if _num(v) is not None))
-        errs = ev.get("errors")
-        flat["errors"] = float(sum(v for v in errs.values() if _num(v) is not None)
-                               if isinstance(errs, dict) else _num(errs) or 0.0)
-        lat = (ev.get("lat_ms") or {}).get("all") or {}
-        if isinstance(lat, dict):
-            for q in ("p50", "p95", "p99", "max"):
-                if _num(lat.get(q)) is not None:
-                    flat[f"lat_ms.all.{q}"] = float(lat[q])
-    for c in cols:
-        if c in flat:
-            values[c] = flat.pop(c)
+    values = derive.interval_values(ev)
+    t0, t1 = derive.interval(ev)
+    row = [values.pop(c, None) if c in cols else None for c in _SERIES_ALL]
     phase = ev.get("phase") if isinstance(ev.get("phase"), str) else None
     unit = ev.get("unit") if isinstance(ev.get("unit"), str) else None
-    extra = json.dumps(flat, separators=(",", ":")) if flat else None
-    return (kind, phase, unit, float(ev["t"]), t0, t1, *values.values(), extra)
+    extra = json.dumps(values, separators=(",", ":")) if values else None
+    return (kind, phase, unit, float(ev["t"]), t0, t1, *row, extra)
 
 
 @dataclass
@@ -154,6 +152,25 @@ class SeriesTable:
         if name not in self.columns and self.extras:
             self._parse_extras()
         return self.columns.get(name)
+
+    def overlaps(self, a: float, b: float) -> tuple[list[int], list[float]]:
+        """The rows whose interval overlaps [a, b], and the seconds of each overlap (rows are
+        in time order and about 1 s long)."""
+        idx: list[int] = []
+        w: list[float] = []
+        if b <= a or not self.t:
+            return idx, w
+        for i in range(max(0, bisect_right(self.t, a) - 2), len(self.t1)):
+            t0, t1 = self.t0[i], self.t1[i]
+            if t0 is None or t1 is None or t1 <= t0:
+                continue
+            if t0 >= b:
+                break
+            ov = min(t1, b) - max(t0, a)
+            if ov > 0:
+                idx.append(i)
+                w.append(ov)
+        return idx, w
 
     def names(self) -> list[str]:
         if self.extras:
@@ -190,17 +207,36 @@ class SessionFile:
     def __init__(self, path: str | Path, readonly: bool = True):
         self.path = Path(path)
         self.readonly = readonly
+        # damaged rows met while reading: (run id, seq or 0 for the run's row, what) -> the
+        # words (see damaged())
+        self._damaged: dict[tuple[str, int, str], str] = {}
         if readonly and not self.path.exists():
             raise SessionError(f"{self.path} does not exist")
+        created = not self.path.exists()
         try:
             if readonly:
                 self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True,
                                           check_same_thread=False)
             else:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
+                # readable by its owner only (a run's parameters, hosts and errors); SQLite
+                # gives its -wal and -shm files the same mode
+                try:
+                    os.close(os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600))
+                except OSError as exc:
+                    raise SessionError(f"cannot write {self.path}: "
+                                       f"{exc.strerror or exc}") from None
                 self.db = sqlite3.connect(self.path, check_same_thread=False)
             self._check_and_init()
         except sqlite3.DatabaseError as exc:
+            if _is_full(exc):
+                if created:                 # no half-made file for the next try to refuse
+                    if hasattr(self, "db"):
+                        self.db.close()
+                    for suffix in ("", "-wal", "-shm", "-journal"):
+                        Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+                raise SessionFull(f"the disk holding {self.path} is full; free space there "
+                                  f"and try again") from None
             raise SessionError(
                 f"{self.path} is not a Versus session file or it is damaged ({exc}); "
                 f"it was left unchanged") from None
@@ -236,18 +272,26 @@ class SessionFile:
             self._backfill_series()
 
     def _backfill_series(self) -> None:
-        """Derive the series rows a file lacks (written before the table existed)."""
+        """Derive the rows a file lacks: written before the table existed, by an older
+        derivation (all rows derived again), or by a Versus that did not derive them."""
+        meta = dict(self.db.execute("SELECT key, value FROM meta"))
+        if meta.get("derive_version") != DERIVE_VERSION:
+            for table in ("derived", "derived_state", "series", "series_state"):
+                self.db.execute(f"DROP TABLE IF EXISTS {table}")   # "series": the first one's
+            self.db.executescript(_SERIES_SCHEMA)
+            self.db.execute("INSERT INTO meta VALUES ('derive_version', ?) ON CONFLICT (key) "
+                            "DO UPDATE SET value = excluded.value", (DERIVE_VERSION,))
         behind = self.db.execute(
-            "SELECT r.id, COALESCE(s.seq, 0) FROM runs r LEFT JOIN series_state s "
+            "SELECT r.id, COALESCE(s.seq, 0) FROM runs r LEFT JOIN derived_state s "
             "ON s.run_id = r.id WHERE COALESCE(s.seq, 0) < "
             "(SELECT COALESCE(MAX(seq), 0) FROM events e WHERE e.run_id = r.id)").fetchall()
         for run_id, seq in behind:
-            cur = self.db.execute("SELECT body FROM events WHERE run_id = ? AND seq > ? AND "
-                                  "kind IN ('sample', 'host') ORDER BY seq", (run_id, seq))
-            self._write_series(run_id, (json.loads(b) for (b,) in cur))
+            cur = self.db.execute("SELECT seq, kind, body FROM events WHERE run_id = ? AND "
+                                  f"seq > ? AND kind IN ({_KIND_LIST}) ORDER BY seq",
+                                  (run_id, seq))
+            self._write_series(run_id, self._checked(run_id, cur))
             self._mark_series(run_id)
-        if behind:
-            self.db.commit()
+        self.db.commit()
 
     def _write_series(self, run_id: str, evs: Iterable[dict[str, Any]]) -> None:
         rows = []
@@ -259,45 +303,64 @@ class SessionFile:
             self.db.executemany(_SERIES_INSERT, rows)
 
     def _mark_series(self, run_id: str) -> None:
-        self.db.execute("INSERT INTO series_state VALUES (?, (SELECT COALESCE(MAX(seq), 0) "
+        self.db.execute("INSERT INTO derived_state VALUES (?, (SELECT COALESCE(MAX(seq), 0) "
                         "FROM events WHERE run_id = ?)) ON CONFLICT (run_id) DO UPDATE SET "
                         "seq = excluded.seq", (run_id, run_id))
 
     # --- writing ------------------------------------------------------------------------
+    @contextmanager
+    def _writing(self):
+        """One write transaction; a full disk rolls it back and raises SessionFull."""
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if not _is_full(exc):
+                raise
+            try:
+                self.db.rollback()
+            except sqlite3.Error:
+                pass
+            raise SessionFull(f"the disk holding {self.path} is full") from None
+
     def add_run(self, run_id: str, workload: str, target: str, host: str,
                 params: dict[str, Any], info: dict[str, Any] | None = None) -> None:
-        self.db.execute("INSERT OR IGNORE INTO runs (id, created, workload, target, host, params,"
-                        " status, info) VALUES (?, ?, ?, ?, ?, ?, 'running', ?)",
-                        (run_id, time.time(), workload, target, host, json.dumps(params),
-                         json.dumps(info or {})))
-        self.db.commit()
+        with self._writing():
+            self.db.execute("INSERT OR IGNORE INTO runs (id, created, workload, target, host, "
+                            "params, status, info) VALUES (?, ?, ?, ?, ?, ?, 'running', ?)",
+                            (run_id, time.time(), workload, target, host, json.dumps(params),
+                             json.dumps(info or {})))
+            self.db.commit()
 
     def append_events(self, run_id: str, evs: Iterable[dict[str, Any]]) -> int:
         """Store events once each; returns how many were new."""
-        evs = list(evs)
-        rows = [(run_id, e["seq"], float(e["t"]), e["kind"],
-                 json.dumps(e, separators=(",", ":"))) for e in evs]
-        if not rows:
-            return 0
-        before = self.db.total_changes
-        self.db.executemany("INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?)", rows)
-        added = self.db.total_changes - before
-        if added:
-            self._write_series(run_id, evs)
-            self._mark_series(run_id)
-        self.db.commit()
-        return added
+        with self._writing():
+            evs = list(evs)
+            rows = [(run_id, e["seq"], float(e["t"]), e["kind"],
+                     json.dumps(e, separators=(",", ":"))) for e in evs]
+            if not rows:
+                return 0
+            before = self.db.total_changes
+            self.db.executemany("INSERT OR IGNORE INTO events VALUES (?, ?, ?, ?, ?)", rows)
+            added = self.db.total_changes - before
+            if added:
+                self._write_series(run_id, evs)
+                self._mark_series(run_id)
+            self.db.commit()
+            return added
 
     def finish_run(self, run_id: str, status: str, reason: str = "") -> None:
-        self.db.execute("UPDATE runs SET status = ?, reason = ? WHERE id = ?",
-                        (status, reason, run_id))
-        self.db.commit()
+        with self._writing():
+            self.db.execute("UPDATE runs SET status = ?, reason = ? WHERE id = ?",
+                            (status, reason, run_id))
+            self.db.commit()
 
     def update_info(self, run_id: str, **info: Any) -> None:
-        cur = self.db.execute("SELECT info FROM runs WHERE id = ?", (run_id,)).fetchone()
-        merged = {**json.loads(cur[0] if cur else "{}"), **info}
-        self.db.execute("UPDATE runs SET info = ? WHERE id = ?", (json.dumps(merged), run_id))
-        self.db.commit()
+        with self._writing():
+            cur = self.db.execute("SELECT info FROM runs WHERE id = ?", (run_id,)).fetchone()
+            merged = {**json.loads(cur[0] if cur else "{}"), **info}
+            self.db.execute("UPDATE runs SET info = ? WHERE id = ?",
+                            (json.dumps(merged), run_id))
+            self.db.commit()
 
     # --- reading ------------------------------------------------------------------------
     def runs(self) -> list[RunRecord]:
@@ -308,10 +371,57 @@ class SessionFile:
                 "LEFT JOIN events e ON e.run_id = r.id GROUP BY r.id ORDER BY r.created").fetchall()
         except sqlite3.DatabaseError as exc:
             raise SessionError(f"{self.path} is damaged ({exc})") from None
-        return [RunRecord(id=r[0], workload=r[1], target=r[2], host=r[3],
-                          params=json.loads(r[4]), created=r[5], status=r[6], reason=r[7],
-                          info=json.loads(r[8] or "{}"), events=r[9], last_seq=r[10])
+        return [RunRecord(id=str(r[0]), workload=str(r[1]), target=str(r[2]), host=str(r[3]),
+                          params=self._run_json(r[0], r[4], "parameters"),
+                          created=r[5] if isinstance(r[5], (int, float)) else 0.0,
+                          status=str(r[6]), reason=str(r[7] or ""),
+                          info=self._run_json(r[0], r[8] or "{}", "run facts"),
+                          events=r[9], last_seq=r[10])
                 for r in rows]
+
+    def _run_json(self, run_id: str, text: Any, what: str) -> dict[str, Any]:
+        try:
+            value = json.loads(text)
+        except (TypeError, ValueError):
+            value = None
+        if isinstance(value, dict):
+            return value
+        self._damaged[(str(run_id), 0, what)] = f"its stored {what} are damaged and were left out"
+        return {}
+
+    def _checked(self, run_id: str, rows: Iterable[tuple]) -> Iterable[dict[str, Any]]:
+        """The sound events of (seq, kind, body) rows; each damaged one is noted, once."""
+        for seq, kind, body in rows:
+            ev, what = _damage(body, seq, kind)
+            if ev is None:
+                self._damaged.setdefault((run_id, seq if isinstance(seq, int) else -1, ""),
+                                         f"event {seq} ({str(kind)[:40]}) was skipped: {what}")
+            else:
+                yield ev
+
+    def check(self, run_id: str) -> list[str]:
+        """Look at every row of a run that readers of some kinds never touch (an unknown
+        kind, a body that is not a JSON object) without parsing the sound ones; returns
+        damaged() of the run."""
+        kinds = sorted(ev_format.KINDS)
+        try:
+            rows = self.db.execute(
+                "SELECT seq, kind, body FROM events WHERE run_id = ? AND (typeof(body) != "
+                f"'text' OR kind NOT IN ({','.join('?' * len(kinds))}) OR NOT json_valid(body)"
+                " OR json_type(body) != 'object') ORDER BY seq", (run_id, *kinds)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(f"{self.path} is damaged ({exc})") from None
+        for _ in self._checked(run_id, rows):
+            pass
+        return self.damaged(run_id)
+
+    def damaged(self, run_id: str | None = None) -> list[str]:
+        """One sentence per damaged row met so far (of one run, or all): which run, which
+        event, what is wrong. Every other row reads as usual."""
+        return [f"{self.path.name}: run {rid}, {what}" if seq else
+                f"{self.path.name}: run {rid}: {what}"
+                for (rid, seq, _), what in sorted(self._damaged.items(), key=lambda kv: kv[0])
+                if run_id is None or rid == run_id]
 
     def run(self, run_id: str) -> RunRecord:
         for r in self.runs():
@@ -320,75 +430,70 @@ class SessionFile:
         raise SessionError(f"{self.path} has no run {run_id!r}")
 
     def events(self, run_id: str, kinds: Iterable[str] | None = None) -> list[dict[str, Any]]:
-        sql = "SELECT body FROM events WHERE run_id = ?"
+        sql = "SELECT seq, kind, body FROM events WHERE run_id = ?"
         args: list[Any] = [run_id]
         if kinds:
             kinds = list(kinds)
             sql += f" AND kind IN ({','.join('?' * len(kinds))})"
             args += kinds
         try:
-            return [json.loads(b) for (b,) in self.db.execute(sql + " ORDER BY seq", args)]
+            return list(self._checked(run_id, self.db.execute(sql + " ORDER BY seq", args)))
         except sqlite3.DatabaseError as exc:
             raise SessionError(f"{self.path} is damaged ({exc})") from None
 
     def series(self, run_id: str, kind: str) -> SeriesTable:
-        """The numbers of a run's ``sample`` or ``host`` events as columns (see SeriesTable).
+        """The derived numbers of a run's events of one kind as columns (see SeriesTable).
 
-        Reads the derived table; events it does not cover yet are parsed from their JSON.
-        """
+        Reads the derived table; events it does not cover (a file written by an older
+        derivation and opened read-only, or appended to since) are derived here."""
         if kind not in SERIES_COLUMNS:
             raise ValueError(f"no series for {kind!r} events")
         cols = SERIES_COLUMNS[kind]
+        idx = [_SERIES_ALL.index(c) for c in cols]
         out = SeriesTable(kind)
         nan = float("nan")
         extras = out.extras
         covered = 0
         try:
+            meta = dict(self.db.execute("SELECT key, value FROM meta"))
             tables = {r[0] for r in self.db.execute(
                 "SELECT name FROM sqlite_master WHERE type='table'")}
-            if "series" in tables and "series_state" in tables:
-                row = self.db.execute("SELECT seq FROM series_state WHERE run_id = ?",
+            if "derived_state" in tables and meta.get("derive_version") == DERIVE_VERSION:
+                row = self.db.execute("SELECT seq FROM derived_state WHERE run_id = ?",
                                       (run_id,)).fetchone()
                 covered = int(row[0]) if row else 0
             if covered:
                 sql = ("SELECT phase, unit, t, t0, t1, "
                        + ", ".join(f'"{c}"' for c in cols)
-                       + " , extra FROM series WHERE run_id = ? AND kind = ? AND seq <= ? "
+                       + " , extra FROM derived WHERE run_id = ? AND kind = ? AND seq <= ? "
                          "ORDER BY seq")
                 rows = self.db.execute(sql, (run_id, kind, covered)).fetchall()
             else:
                 rows = []
-            for i, r in enumerate(rows):
-                if r[-1] is not None:
-                    extras.append((i, r[-1]))
-            if rows:
-                tr = list(zip(*rows))
-                out.phase, out.unit = list(tr[0]), list(tr[1])
-                out.t, out.t0, out.t1 = list(tr[2]), list(tr[3]), list(tr[4])
-                for j, c in enumerate(cols):
-                    col = tr[5 + j]
-                    out.columns[c] = ([nan if x is None else x for x in col] if None in col
-                                      else list(col))
-            else:
-                for c in cols:
-                    out.columns[c] = []
             # anything the derived table does not cover yet
-            tail = self.db.execute("SELECT body FROM events WHERE run_id = ? AND seq > ? AND "
-                                   "kind = ? ORDER BY seq", (run_id, covered, kind)).fetchall()
+            tail = self.db.execute("SELECT seq, kind, body FROM events WHERE run_id = ? AND "
+                                   "seq > ? AND kind = ? ORDER BY seq",
+                                   (run_id, covered, kind)).fetchall()
         except sqlite3.DatabaseError as exc:
             raise SessionError(f"{self.path} is damaged ({exc})") from None
-        n = len(out.t)
-        for (body,) in tail:
-            r = series_row(json.loads(body))
-            out.phase.append(r[1]); out.unit.append(r[2])
-            out.t.append(r[3]); out.t0.append(r[4]); out.t1.append(r[5])
-            vals = dict(zip(_SERIES_ALL, r[6:-1]))
-            for c in cols:
-                v = vals[c]
-                out.columns[c].append(nan if v is None else v)
+        for ev in self._checked(run_id, tail):
+            r = series_row(ev)
+            if r is not None:
+                rows.append((r[1], r[2], r[3], r[4], r[5], *(r[6 + i] for i in idx), r[-1]))
+        for i, r in enumerate(rows):
             if r[-1] is not None:
-                extras.append((n, r[-1]))
-            n += 1
+                extras.append((i, r[-1]))
+        if rows:
+            tr = list(zip(*rows))
+            out.phase, out.unit = list(tr[0]), list(tr[1])
+            out.t, out.t0, out.t1 = list(tr[2]), list(tr[3]), list(tr[4])
+            for j, c in enumerate(cols):
+                col = tr[5 + j]
+                out.columns[c] = ([nan if x is None else x for x in col] if None in col
+                                  else list(col))
+        else:
+            for c in cols:
+                out.columns[c] = []
         return out
 
     def last_seq(self, run_id: str) -> int:

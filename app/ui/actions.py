@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from PySide6.QtCore import QEvent, QObject, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import QMenuBar, QStyle, QToolBar, QWidget
 
@@ -21,6 +22,8 @@ class ActionSpec:
 ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("open_session", "&Open Session…", "Ctrl+O", "SP_DialogOpenButton",
                "Open a saved session file", "&File", True),
+    ActionSpec("import_logs", "&Import Logs…", "Ctrl+I", "SP_ArrowDown",
+               "Import HammerDB, sysbench or pgbench logs as runs of a new session", "&File"),
     ActionSpec("refresh_sessions", "Refresh Sessions", "F5", "SP_BrowserReload",
                "Re-read the sessions folder", "&File"),
     ActionSpec("quit", "&Quit", "Ctrl+Q", "", "Quit Versus", "&File"),
@@ -44,6 +47,13 @@ ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("compare", "&Compare Runs", "Ctrl+Shift+M", "SP_FileDialogContentsView",
                "Compare the runs selected in the Sessions list (Ctrl+click to pick several)",
                "&Compare", True),
+    ActionSpec("theme_system", "Theme as the &System", "", "",
+               "Light or dark as the desktop is (slides and exports stay light)", "&View"),
+    ActionSpec("theme_light", "&Light Theme", "", "", "Light colours on screen", "&View"),
+    ActionSpec("theme_dark", "&Dark Theme", "", "",
+               "Dark colours on screen (slides and exports stay light)", "&View"),
+    ActionSpec("shortcuts", "&Keyboard Shortcuts", "F1", "", "Every shortcut and chart gesture",
+               "&Help"),
     ActionSpec("about", "&About Versus", "", "", "", "&Help"),
 )
 
@@ -68,9 +78,12 @@ COMPARE_ACTIONS: tuple[ActionSpec, ...] = (
     ActionSpec("export_tables_csv", "Tables as CSV…", "", "", ""),
     ActionSpec("export_deck", "Slide Deck (.pptx)…", "", "",
                "Title slide, one slide per chart, one per table"),
+    ActionSpec("export_footer", "Footer with Configuration and Source", "", "",
+               "Small print under exported charts and slides: each run's configuration and "
+               "where the numbers come from"),
 )
 
-SEPARATE_BEFORE = {"quit", "add_target", "plan", "profiles"}        # menu separators, by action id
+SEPARATE_BEFORE = {"quit", "add_target", "plan", "profiles", "about"}        # menu separators, by action id
 
 
 def build_actions(parent: QWidget, specs: tuple[ActionSpec, ...] = ACTIONS
@@ -116,3 +129,56 @@ def build_toolbar(toolbar: QToolBar, actions: dict[str, QAction]) -> None:
         toolbar.addAction(actions[spec.id])
         last_menu = spec.menu
 
+
+
+class _ShortcutKeeper(QObject):
+    """Lets a window's shortcuts through a text box that would take the key itself (on
+    Linux a line edit reads Ctrl+E as "end of line", and Export Chart never fired)."""
+
+    def __init__(self, actions: dict[str, QAction], parent: QObject) -> None:
+        super().__init__(parent)
+        self._keys = {a.shortcut().toString() for a in actions.values()
+                      if not a.shortcut().isEmpty()}
+
+    def eventFilter(self, obj, ev) -> bool:                  # noqa: N802 (Qt name)
+        if ev.type() == QEvent.Type.ShortcutOverride and ev.modifiers() & (
+                Qt.KeyboardModifier.ControlModifier | Qt.KeyboardModifier.AltModifier):
+            seq = QKeySequence(ev.keyCombination()).toString()
+            if seq in self._keys:
+                return True            # not taken by the text box: the action's shortcut runs
+        return False
+
+
+def keep_shortcuts(widget: QWidget, actions: dict[str, QAction]) -> QObject:
+    """Install the keeper on every line edit under ``widget`` (and return it)."""
+    from PySide6.QtWidgets import QLineEdit
+    keeper = _ShortcutKeeper(actions, widget)
+    for edit in widget.findChildren(QLineEdit):
+        edit.installEventFilter(keeper)
+    return keeper
+
+
+# What the mouse does on charts: listed with the shortcuts (one place to learn them all).
+GESTURES: tuple[tuple[str, str, str], ...] = (
+    ("Charts", "Read every line's value at a moment", "hover"),
+    ("Charts", "Zoom the time axis (all charts together)", "mouse wheel"),
+    ("Charts", "Pan the time axis", "drag"),
+    ("Charts", "Log scale, follow the run, exports", "right-click"),
+    ("Compare", "Move the replay cursor there", "click a chart"),
+    ("Compare", "Compare several runs", "Ctrl/Shift+click in Sessions, then Ctrl+Shift+M"),
+    ("Compare", "Add runs to the comparison", "drag them from Sessions"),
+)
+
+
+def shortcut_rows() -> list[tuple[str, str, str]]:
+    """(where, what, keys) for every declared action with a shortcut, then the gestures."""
+    def text(spec: ActionSpec) -> str:
+        return spec.text.replace("&", "").rstrip("…")
+
+    def keys(spec: ActionSpec) -> str:
+        return QKeySequence(spec.shortcut).toString(QKeySequence.SequenceFormat.NativeText)
+
+    rows = [(spec.menu.replace("&", "") or "Window", text(spec), keys(spec))
+            for spec in ACTIONS if spec.shortcut]
+    rows += [("Compare", text(spec), keys(spec)) for spec in COMPARE_ACTIONS if spec.shortcut]
+    return rows + list(GESTURES)

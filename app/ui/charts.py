@@ -3,17 +3,25 @@
 Views never own data: ``refresh()`` copies from the store only when its version moved, so a
 burst of events costs one redraw however many arrived.
 
-A run whose unit is NOPM (TPROC-C) gets its own first two charts: NOPM (the client's new
-orders) next to TPM (the server's commits + rollbacks), and p95 latency per transaction type.
+The first chart is the workload's own when its spec declares charts (TPROC-C: NOPM from
+the client next to TPM from the server), else client-counted throughput in its unit; a run
+with two or more transaction types shows p95 latency per type.
 """
 from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
-from PySide6.QtCore import Qt
-from PySide6.QtWidgets import QVBoxLayout, QWidget
+from PySide6.QtCore import QPoint, Qt
+from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
 
+from app.model.scale import log_range, phase_labels, value_range
 from app.model.series import SeriesStore
+from workloads.params import WorkloadSpec
+from workloads.registry import WORKLOADS
+
+from .axes import ElapsedAxis, ValueAxis, outage_region
+from . import theme
+from .crosshair import Crosshair
 
 # Colour-blind-safe palette (Okabe–Ito), readable on white.
 BLUE, ORANGE, GREEN, RED, PURPLE, GREY, SKY = (
@@ -40,20 +48,20 @@ CHARTS = {
 }
 
 
-# TPROC-C (unit NOPM): the two rates HammerDB users read, each from where it is counted.
-NOPM_CHARTS = {
-    "throughput": {
-        "title": "NOPM · client new orders; TPM · server commits+rollbacks",
-        "unit": "per minute",
-        "lines": [("nopm", "NOPM", BLUE), ("tpm.server", "TPM", ORANGE)],
-    },
-    "latency": {
-        "title": "Latency p95 · by transaction type",
-        "unit": "ms",
-        "lines": [],            # one per transaction type, added as the types appear
-    },
-}
+TYPE_LATENCY = {"title": "Latency p95 · by transaction type", "unit": "ms", "lines": []}
 TYPE_COLOURS = (BLUE, ORANGE, GREEN, RED, PURPLE, SKY, GREY)
+
+
+def workload_chart(spec: WorkloadSpec | None, unit: str = "") -> dict:
+    """The first chart of a run: the workload's declared one, else throughput in its unit."""
+    if spec is not None and spec.charts:
+        c = spec.charts[0]
+        labels = c.labels or c.series
+        return {"title": c.title, "unit": c.unit,
+                "lines": [(s, lab, TYPE_COLOURS[i % len(TYPE_COLOURS)])
+                          for i, (s, lab) in enumerate(zip(c.series, labels))]}
+    return {**CHARTS["throughput"], "unit": unit or (spec.throughput_unit if spec else "")
+            or "ops/s"}
 
 
 def type_lines(types: list[str]) -> list[tuple[str, str, str]]:
@@ -62,36 +70,8 @@ def type_lines(types: list[str]) -> list[tuple[str, str, str]]:
 
 
 def configure_pyqtgraph() -> None:
-    pg.setConfigOptions(background="w", foreground="#333333", antialias=True)
-
-
-class ElapsedAxis(pg.AxisItem):
-    """Seconds since the run started shown as m:ss or h:mm:ss: runs last hours."""
-
-    MINUS = "-"
-
-    def tickStrings(self, values, scale, spacing):
-        out = []
-        for v in values:
-            if abs(v * scale - round(v * scale)) > 1e-6:
-                out.append("")            # sub-second ticks of short runs: unlabelled
-                continue
-            s = int(round(v * scale))
-            sign = self.MINUS if s < 0 else ""
-            s = abs(s)
-            h, rem = divmod(s, 3600)
-            m, sec = divmod(rem, 60)
-            out.append(f"{sign}{h}:{m:02d}:{sec:02d}" if h else f"{sign}{m}:{sec:02d}")
-        return out
-
-
-class CountAxis(pg.AxisItem):
-    """Whole numbers with thousands separators (TPM reaches 1,000,000); fractions as usual."""
-
-    def tickStrings(self, values, scale, spacing):
-        if spacing * scale < 1:
-            return super().tickStrings(values, scale, spacing)
-        return [f"{v * scale:,.0f}" for v in values]
+    c = theme.colours()
+    pg.setConfigOptions(background=c["chart_bg"], foreground=c["chart_fg"], antialias=True)
 
 
 class DashboardWidget(QWidget):
@@ -102,16 +82,20 @@ class DashboardWidget(QWidget):
         configure_pyqtgraph()
         self.store = store or SeriesStore()
         self._drawn_version = -1
-        self._phase_marks: list[tuple[str, float]] = []
+        self._phase_marks: tuple | None = None
         self.curves: dict[str, pg.PlotDataItem] = {}
         self.plots: dict[str, pg.PlotItem] = {}
         self.charts: dict[str, dict] = {k: dict(c) for k, c in CHARTS.items()}
-        self.mode = "default"           # "nopm" for TPROC-C: NOPM/TPM and latency by type
+        self.workload: str | None = None      # whose charts are shown
         self._markers: dict[str, list[pg.InfiniteLine]] = {}
+        self._regions: dict[str, list[pg.LinearRegionItem]] = {}     # outages
+        self._waiting: dict[str, pg.TextItem] = {}
+        self._follow = True             # the time axis follows the run until the user zooms
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         self.graphics = pg.GraphicsLayoutWidget()
+        self.graphics.setBackground(theme.colours()["chart_bg"])
         self.graphics.ci.setSpacing(4)
         self.graphics.ci.setContentsMargins(4, 4, 12, 4)
         layout.addWidget(self.graphics)
@@ -120,7 +104,7 @@ class DashboardWidget(QWidget):
         for row, (key, chart) in enumerate(CHARTS.items()):
             plot = self.graphics.addPlot(row=row, col=0,
                                          axisItems={"bottom": ElapsedAxis("bottom"),
-                                                    "left": CountAxis("left")})
+                                                    "left": ValueAxis("left")})
             plot.setLabel("left", chart["unit"])
             for side in ("left", "bottom"):
                 # "ms (x0.001)" or "kQPS" would confuse: keep the unit the user expects.
@@ -131,6 +115,14 @@ class DashboardWidget(QWidget):
             plot.setClipToView(True)
             plot.setDownsampling(auto=True, mode="peak")
             plot.getViewBox().setMouseEnabled(x=True, y=False)
+            plot.getViewBox().sigRangeChangedManually.connect(self._on_range_changed_manually)
+            waiting = pg.TextItem("waiting for the first sample",
+                                  color=theme.colours()["placeholder"],
+                                  anchor=(0.5, 0.5))
+            waiting.setParentItem(plot.getViewBox())
+            self._waiting[key] = waiting
+            plot.getViewBox().sigResized.connect(
+                lambda vb, t=waiting: t.setPos(vb.width() / 2, vb.height() / 2))
             self.plots[key] = plot
             self._set_chart(key, chart)
             # y starts at zero: a benchmark chart whose axis starts at 18,000 exaggerates.
@@ -141,9 +133,65 @@ class DashboardWidget(QWidget):
             else:
                 plot.setXLink(first)          # zoom on time is linked across panes
             self._markers[key] = []
+            self._regions[key] = []
         self.plots["cpu"].setLabel("bottom", "elapsed (h:mm:ss)")
         for key in ("throughput", "latency"):
             self.plots[key].getAxis("bottom").setStyle(showValues=False)
+        self.log_y: set[str] = set()         # charts drawn on a log10 value axis
+        self.graphics.scene().sigMouseClicked.connect(self._on_scene_clicked)
+        self.crosshair = Crosshair(self.graphics, self._crosshair_groups)
+        theme.on_change(self._on_theme_changed)
+
+    def _on_theme_changed(self, _name: str) -> None:
+        """Background, axes, titles and marks in the new theme's colours."""
+        c = theme.colours()
+        self.graphics.setBackground(c["chart_bg"])
+        for key, plot in self.plots.items():
+            theme.style_plot(plot, self._title_html(self.charts[key]))
+            plot.setLabel("left", self.charts[key]["unit"])
+        self.plots["cpu"].setLabel("bottom", "elapsed (h:mm:ss)")
+        for t in self._waiting.values():
+            t.setColor(c["placeholder"])
+        self._phase_marks = None
+        self.refresh(force=True)
+
+    def _crosshair_groups(self) -> list:
+        return [(plot, [(label, colour, self.curves[s])
+                        for s, label, colour in self.charts[key]["lines"] if s in self.curves])
+                for key, plot in self.plots.items()]
+
+    def plot_at(self, scene_pos) -> str | None:
+        for key, plot in self.plots.items():
+            if plot.getViewBox().sceneBoundingRect().contains(scene_pos):
+                return key
+        return None
+
+    def _on_scene_clicked(self, ev) -> None:
+        if ev.button() != Qt.MouseButton.RightButton:
+            return
+        key = self.plot_at(ev.scenePos())
+        if key is None:
+            return
+        ev.accept()
+        sp = ev.screenPos()
+        self.chart_menu(key).popup(QPoint(int(sp.x()), int(sp.y())))
+
+    def chart_menu(self, key: str) -> QMenu:
+        """The right-click menu of one chart: log scale (p50 and p99 an order of magnitude
+        apart crush each other on a linear axis) and the whole time axis."""
+        menu = QMenu(self)
+        menu.setObjectName("chart_menu")
+        act = menu.addAction("Logarithmic scale")
+        act.setCheckable(True)
+        act.setChecked(key in self.log_y)
+        act.toggled.connect(lambda on: self.set_log_y(key, on))
+        menu.addAction("Follow the run (whole time axis)", self.clear_view)
+        return menu
+
+    def set_log_y(self, key: str, on: bool) -> None:
+        (self.log_y.add if on else self.log_y.discard)(key)
+        self.plots[key].setLogMode(x=False, y=on)
+        self.refresh(force=True)
 
     def _set_chart(self, key: str, chart: dict) -> None:
         """(Re)build one plot's curves, title and unit from a chart description."""
@@ -161,37 +209,41 @@ class DashboardWidget(QWidget):
 
     @staticmethod
     def _title_html(chart: dict) -> str:
-        html = f'<span style="color:#222;font-weight:600">{chart["title"]}</span>'
+        html = (f'<span style="color:{theme.colours()["chart_title"]};font-weight:600">'
+                f'{chart["title"]}</span>')
         if len(chart["lines"]) > 1:          # the legend lives in the title, off the data
             html += "&nbsp;&nbsp;&nbsp;" + "&nbsp;&nbsp;".join(
                 f'<span style="color:{c};font-weight:900">&#9473;&#9473;</span>'
-                f'<span style="color:#444">&nbsp;{label}</span>'
+                f'<span style="color:{theme.colours()["chart_fg"]}">&nbsp;{label}</span>'
                 for _s, label, c in chart["lines"])
         return html
 
-    def set_mode(self, mode: str) -> None:
-        """"nopm": NOPM and TPM, latency per transaction type; "default": the point charts."""
-        if mode == self.mode:
-            return
-        self.mode = mode
-        for key in ("throughput", "latency"):
-            self._set_chart(key, dict(NOPM_CHARTS[key] if mode == "nopm" else CHARTS[key]))
-        self._drawn_version = -1
+    def set_workload(self, spec: WorkloadSpec | None, unit: str = "") -> None:
+        """Show this workload's first chart (a spec of None: throughput in ``unit``)."""
+        chart = workload_chart(spec, unit)
+        if chart != self.charts["throughput"]:
+            self._set_chart("throughput", chart)
+            self._drawn_version = -1
+        self.workload = spec.name if spec else None
 
-    def _sync_type_lines(self) -> None:
-        lines = type_lines(self.store.types())
-        if lines != self.charts["latency"]["lines"]:
-            self._set_chart("latency", {**NOPM_CHARTS["latency"], "lines": lines})
+    def _sync_latency_lines(self) -> None:
+        """p95 per transaction type when the run has several types, else p50/p95/p99."""
+        types = self.store.types()
+        chart = ({**TYPE_LATENCY, "lines": type_lines(types)} if types
+                 else dict(CHARTS["latency"]))
+        if chart != self.charts["latency"]:
+            self._set_chart("latency", chart)
 
     def set_store(self, store: SeriesStore) -> None:
+        """Show ``store`` and nothing else: every line, phase mark and range of the previous
+        store goes (a new run, another workload chosen, another saved run opening)."""
         self.store = store
         self._drawn_version = -1
-        self.refresh()
-
-    def set_throughput_unit(self, unit: str) -> None:
-        self.set_mode("nopm" if unit == "NOPM" else "default")
-        if self.mode == "default":
-            self.plots["throughput"].setLabel("left", unit or "ops/s")
+        for curve in self.curves.values():
+            curve.setData([], [])
+        self._phase_marks = None
+        self.clear_view()
+        self.refresh(force=True)
 
     def refresh(self, force: bool = False) -> bool:
         """Redraw from the store if it changed; return whether anything was drawn."""
@@ -200,48 +252,82 @@ class DashboardWidget(QWidget):
             return False
         self._drawn_version = version
         state = self.store.state()
-        if state.events:          # an empty store knows no unit yet: keep the workload's
-            self.set_throughput_unit(state.throughput_unit)
-        if self.mode == "nopm":
-            self._sync_type_lines()
-        peaks = {key: 0.0 for key in self.plots}
+        if state.events:          # an empty store knows no workload yet: keep the chosen one
+            self.set_workload(WORKLOADS.get(state.workload or ""), state.throughput_unit)
+        self._sync_latency_lines()
+        drawn: dict[str, list[np.ndarray]] = {key: [] for key in self.plots}
         owner = {series: key for key, chart in self.charts.items()
                  for series, _l, _c in chart["lines"]}
         for series, curve in self.curves.items():
             t, v = self.store.arrays(series)
-            if len(t):
-                y = np.frombuffer(v, dtype=np.float64)
-                curve.setData(np.frombuffer(t, dtype=np.float64), y)
-                peaks[owner[series]] = max(peaks[owner[series]], float(np.nanmax(y)))
+            x = np.frombuffer(t, dtype=np.float64) if len(t) else np.zeros(0)
+            y = np.frombuffer(v, dtype=np.float64) if len(v) else np.zeros(0)
+            # one sample is a dot: a line through one point draws nothing
+            curve.setSymbol("o" if len(x) == 1 else None)
+            curve.setData(x, y)
+            if len(y):
+                drawn[owner[series]].append(y)
+        for key, plot in self.plots.items():
+            if key in self.log_y:
+                lo, hi = log_range(drawn[key])
             else:
-                curve.setData([], [])
-        for key in ("throughput", "latency"):
-            self.plots[key].setYRange(0, max(peaks[key] * 1.08, 1e-3), padding=0)
+                lo, hi, _ = value_range(drawn[key], fixed_top=100.0 if key == "cpu" else None)
+            plot.setYRange(lo, hi, padding=0.02)
+            self._waiting[key].setVisible(not drawn[key])
+            plot.getAxis("left").setStyle(showValues=bool(drawn[key]) or key == "cpu")
+        if self._follow:
+            # the run clock from zero to now: no negative time, no empty stretch before it
+            self.plots["cpu"].setXRange(0.0, max(state.last_t, 10.0), padding=0.01)
         self._draw_phase_marks()
         return True
 
+    def _on_range_changed_manually(self, *_a) -> None:
+        self._follow = False              # the user zoomed or panned: stop following
+
     def _draw_phase_marks(self) -> None:
-        marks = [(name, t0) for name, t0, _ in self.store.phases()]
-        if marks == self._phase_marks:
+        lo, hi = self.plots["cpu"].getViewBox().viewRange()[0]
+        outages = self.store.outages()
+        # an outage (reconnect=on) is marked at its first error like a phase start, and the
+        # time its users were down is shaded
+        marks = [(t0, name) for name, t0, _ in self.store.phases()] + \
+            [(o.t0, o.label) for o in outages]
+        labels = phase_labels(marks, lo, hi)
+        last_t = self.store.state().last_t
+        spans = [(o.t0, o.down_until(last_t)) for o in outages]
+        c = theme.colours()
+        # rebuilt only when what is drawn changes (not each time the followed axis grows;
+        # an open outage's stretch every tenth of a second)
+        key = (labels, [(a, round(b, 1)) for a, b in spans])
+        if key == self._phase_marks:
             return
-        self._phase_marks = marks
-        for key, plot in self.plots.items():
-            for line in self._markers[key]:
+        self._phase_marks = key
+        for chart, plot in self.plots.items():
+            for line in self._markers[chart]:
                 plot.removeItem(line)
-            self._markers[key] = []
-            for i, (name, t0) in enumerate(marks):
+            self._markers[chart] = []
+            for region in self._regions[chart]:
+                plot.removeItem(region)
+            self._regions[chart] = []
+            for a, b in spans:
+                region = outage_region(a, b, c["chart_outage"])
+                plot.addItem(region, ignoreBounds=True)
+                self._regions[chart].append(region)
+            for i, (t0, label, left) in enumerate(labels):
                 # Alternate label heights: a short phase must not print over the next one.
                 line = pg.InfiniteLine(
                     pos=t0, angle=90, movable=False,
-                    pen=pg.mkPen("#9a9a9a", width=1, style=Qt.PenStyle.DashLine),
-                    label=f" {name}" if key == "throughput" else None,
-                    labelOpts={"position": 0.93 if i % 2 == 0 else 0.80, "color": "#555555",
-                               "anchors": [(0, 0.5), (0, 0.5)],
-                               "fill": pg.mkBrush(255, 255, 255, 210)})
+                    pen=pg.mkPen(c["chart_mark"], width=1, style=Qt.PenStyle.DashLine),
+                    label=(f"{label} " if left else f" {label}") if chart == "throughput"
+                    else None,
+                    labelOpts={"position": 0.93 if i % 2 == 0 else 0.80,
+                               "color": c["chart_mark_text"],
+                               "anchors": [(1, 0.5), (1, 0.5)] if left
+                               else [(0, 0.5), (0, 0.5)],
+                               "fill": pg.mkBrush(*c["readout_bg"])})
                 plot.addItem(line, ignoreBounds=True)
-                self._markers[key].append(line)
+                self._markers[chart].append(line)
 
     def clear_view(self) -> None:
-        """Undo any zoom or pan so a new run starts fully in view."""
-        for plot in self.plots.values():
-            plot.enableAutoRange(axis="x", enable=True)
+        """Undo any zoom or pan: the time axis follows the run from zero again."""
+        self._follow = True
+        self.plots["cpu"].setXRange(0.0, max(self.store.state().last_t, 10.0), padding=0.01)

@@ -7,20 +7,22 @@ run in its colour, the server version first.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from PySide6.QtCore import QAbstractTableModel, QModelIndex, QObject, Qt, Signal
-from PySide6.QtGui import QColor, QIcon, QPixmap
-from PySide6.QtWidgets import (QAbstractItemView, QHBoxLayout, QHeaderView, QLabel, QLineEdit,
-                               QTableView, QVBoxLayout, QWidget)
+from PySide6.QtGui import QColor, QFont, QIcon, QPixmap
+from PySide6.QtWidgets import (QAbstractItemView, QCheckBox, QHBoxLayout, QHeaderView, QLabel,
+                               QLineEdit, QTableView, QVBoxLayout, QWidget)
 
-from app.analysis.settings_diff import SettingDiff, diff_settings, report_from_events
+from app.analysis.settings_diff import (INSTANCE_SETTINGS, SettingDiff, diff_settings,
+                                        report_from_events)
 from app.store.session import SessionFile
 
 from .tasks import TaskRunner
 
 VERSION_ROW = "server version"
+SAME_TEXT = "#57606a"
 NO_SETTINGS = "recorded no settings (made before Versus recorded them)"
 
 
@@ -37,6 +39,7 @@ class SettingsResult:
     runs: list[RunColumn]
     diffs: list[SettingDiff]          # values keyed by the run's column index
     compared: int                     # how many settings the runs with a report have
+    equal: list[SettingDiff] = field(default_factory=list)   # the same in every report
 
 
 def read_settings_diff(runs: Sequence[Any]) -> SettingsResult:
@@ -50,7 +53,17 @@ def read_settings_diff(runs: Sequence[Any]) -> SettingsResult:
             for i, r in enumerate(runs)]
     have = [rep for rep in reports.values() if rep is not None]
     compared = len(set().union(*(rep.values for rep in have))) if have else 0
-    return SettingsResult(cols, diff_settings(reports), compared)
+    diffs = diff_settings(reports)
+    differ = {d.name for d in diffs}
+    equal = []
+    if have:
+        for name in sorted(set().union(*(rep.values for rep in have)) - differ):
+            if name.lower() in INSTANCE_SETTINGS and len(have) > 1:
+                continue
+            equal.append(SettingDiff(
+                name, {i: rep.values.get(name) for i, rep in reports.items() if rep is not None},
+                {i: rep.origins.get(name) for i, rep in reports.items() if rep is not None}))
+    return SettingsResult(cols, diffs, compared, equal)
 
 
 def _swatch(colour: str, size: int = 12) -> QIcon:
@@ -66,7 +79,9 @@ class SettingsDiffTableModel(QAbstractTableModel):
         super().__init__(parent)
         self._result: SettingsResult | None = None
         self._filter = ""
-        self._rows: list[tuple[str, list[str | None], list[str | None]]] = []
+        self.show_equal = False
+        # (name, values by run, origins by run, differs)
+        self._rows: list[tuple[str, list[str | None], list[str | None], bool]] = []
 
     def set_result(self, result: SettingsResult | None) -> None:
         self.beginResetModel()
@@ -83,21 +98,36 @@ class SettingsDiffTableModel(QAbstractTableModel):
         self._refilter()
         self.endResetModel()
 
+    def set_show_equal(self, on: bool) -> None:
+        self.beginResetModel()
+        self.show_equal = bool(on)
+        self._refilter()
+        self.endResetModel()
+
     def _refilter(self) -> None:
         self._rows = []
         res = self._result
         if res is None:
             return
         n = len(res.runs)
-        self._rows.append((VERSION_ROW, [c.version for c in res.runs], [None] * n))
-        for d in res.diffs:
+        versions = [c.version for c in res.runs]
+        self._rows.append((VERSION_ROW, versions, [None] * n,
+                           len({v for v in versions if v}) > 1))
+        # a filter finds a setting whether it differs or not (shared_buffers found nothing)
+        rows = [(d, True) for d in res.diffs]
+        if self.show_equal or self._filter:
+            rows += [(d, False) for d in res.equal]
+        for d, differs in sorted(rows, key=lambda x: (not x[1], x[0].name)):
             if self._filter and self._filter not in d.name.lower():
                 continue
             self._rows.append((d.name, [d.values.get(i) for i in range(n)],
-                               [d.origins.get(i) for i in range(n)]))
+                               [d.origins.get(i) for i in range(n)], differs))
 
     def row_names(self) -> list[str]:
         return [r[0] for r in self._rows]
+
+    def differs(self, row: int) -> bool:
+        return self._rows[row][3]
 
     def rowCount(self, parent: QModelIndex = QModelIndex()) -> int:   # noqa: N802 (Qt)
         return 0 if parent.isValid() else len(self._rows)
@@ -108,10 +138,21 @@ class SettingsDiffTableModel(QAbstractTableModel):
     def data(self, index: QModelIndex, role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if not index.isValid() or self._result is None:
             return None
-        name, values, origins = self._rows[index.row()]
+        name, values, origins, differs = self._rows[index.row()]
         c = index.column()
         if c == 0:
-            return name if role == Qt.ItemDataRole.DisplayRole else None
+            if role == Qt.ItemDataRole.DisplayRole:
+                return name
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return f"{name}: " + ("differs between the runs" if differs
+                                      else "the same in every run")
+            if role == Qt.ItemDataRole.FontRole and differs:
+                f = QFont()
+                f.setBold(True)
+                return f
+            if role == Qt.ItemDataRole.ForegroundRole and not differs:
+                return QColor(SAME_TEXT)
+            return None
         run = self._result.runs[c - 1]
         v = values[c - 1]
         if role == Qt.ItemDataRole.DisplayRole:
@@ -119,7 +160,8 @@ class SettingsDiffTableModel(QAbstractTableModel):
                 return "—" if name == VERSION_ROW or run.has_settings else ""
             return v
         if role == Qt.ItemDataRole.ForegroundRole:
-            return QColor("#8a8a8a") if v is None else QColor(run.colour)
+            # only a difference wears the runs' colours; equal values stay plain
+            return QColor(SAME_TEXT) if v is None or not differs else QColor(run.colour)
         if role == Qt.ItemDataRole.ToolTipRole:
             if not run.has_settings and name != VERSION_ROW:
                 return f"this run {NO_SETTINGS}"
@@ -165,14 +207,25 @@ class SettingsPage(QWidget):
         self.filter_edit.setClearButtonEnabled(True)
         self.filter_edit.textChanged.connect(self.model.set_filter)
         row.addWidget(self.filter_edit, 1)
+        self.equal_box = QCheckBox("Show equal settings")
+        self.equal_box.setObjectName("settings_show_equal")
+        self.equal_box.setToolTip("List the settings that are the same in every run too "
+                                  "(a filter always finds them)")
+        self.equal_box.toggled.connect(self.model.set_show_equal)
+        row.addWidget(self.equal_box)
         lay.addLayout(row)
         self.view = QTableView()
         self.view.setObjectName("settings_table")
         self.view.setModel(self.model)
         self.view.verticalHeader().setVisible(False)
-        self.view.horizontalHeader().setSectionResizeMode(
-            QHeaderView.ResizeMode.ResizeToContents)
-        self.view.horizontalHeader().setMinimumSectionSize(48)
+        # bounded columns that elide (a version string is 120 characters): the full value
+        # is in the tooltip
+        head = self.view.horizontalHeader()
+        head.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        head.setMinimumSectionSize(48)
+        head.setStretchLastSection(True)
+        self.view.setTextElideMode(Qt.TextElideMode.ElideRight)
+        self.model.modelReset.connect(self._fit_columns)
         self.view.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
         self.view.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.view.setWordWrap(False)
@@ -182,6 +235,28 @@ class SettingsPage(QWidget):
         self.note.setProperty("role", "hint")
         self.note.setWordWrap(True)
         lay.addWidget(self.note)
+
+    def _fit_columns(self) -> None:
+        n = self.model.columnCount()
+        if not n:
+            return
+        if not self.isVisible():
+            return
+        width = max(200, self.view.viewport().width())
+        self.view.resizeColumnToContents(0)
+        self.view.setColumnWidth(0, min(self.view.columnWidth(0), int(width * 0.4)))
+        rest = max(80, (width - self.view.columnWidth(0)) // max(1, n - 1))
+        for c in range(1, n):
+            self.view.resizeColumnToContents(c)
+            self.view.setColumnWidth(c, min(self.view.columnWidth(c), rest))
+
+    def resizeEvent(self, ev) -> None:                      # noqa: N802 (Qt name)
+        super().resizeEvent(ev)
+        self._fit_columns()
+
+    def showEvent(self, ev) -> None:                        # noqa: N802 (Qt name)
+        super().showEvent(ev)
+        self._fit_columns()          # a hidden tab has no width to fit the columns to
 
     def load(self, comp: Any) -> None:
         """Read the settings of the comparison's runs in the background."""

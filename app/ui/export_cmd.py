@@ -16,12 +16,10 @@ import sys
 from pathlib import Path
 
 from app.analysis.compare import CompareError, load_comparison, parse_ref
-from app.model.runset import CHARTS
+from app.analysis.metrics import CHARTS
+from app.analysis.deck import deck_chart, footer_text, key_results
 from app.store.export import (ExportError, check_writable, series_csv, tables_text, to_json,
                               write_deck, write_text)
-
-DECK_CHARTS = ("throughput", "tpm", "latency", "cpu", "context-switches", "disk-kb",
-               "cpu-per-op")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -38,6 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the series: CSV one row per second, or JSON at full resolution")
     what.add_argument("--table", metavar="OUT.md|OUT.html|OUT.csv",
                       help="the per-phase summary and efficiency tables")
+    what.add_argument("--flamegraph", metavar="OUT.svg",
+                      help="the first run's CPU profile of the server (--phase: of that "
+                           "phase) as an SVG flame graph")
     ap.add_argument("--format", choices=("png", "svg", "pdf"),
                     help="chart format (default: from --out's suffix)")
     ap.add_argument("--size", default="1920x1080", metavar="WxH",
@@ -46,6 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="HiDPI scale for PNG: 2 gives 3840x2160 pixels at 1920x1080 layout")
     ap.add_argument("--mode", choices=("overlay", "side-by-side"), default="overlay")
     ap.add_argument("--title", help="chart title instead of the chart's name")
+    ap.add_argument("--log-y", action="store_true",
+                    help="a logarithmic value axis (latency percentiles far apart); in a deck, "
+                         "for the latency chart")
+    ap.add_argument("--footer", action="store_true",
+                    help="small print under charts and slides: each run's configuration and "
+                         "where the numbers come from")
     ap.add_argument("--out", metavar="PATH", help="where to write the chart")
     ap.add_argument("--align", metavar="PHASE", help="align runs on the start of this phase")
     ap.add_argument("--base", type=int, default=1, metavar="N")
@@ -69,16 +76,23 @@ def _fail(msg: str) -> int:
 
 
 def _run(a) -> int:
-    from app.ui.render import ensure_app, parse_size, render_bytes, render_png_bytes
     if a.chart and a.chart not in CHARTS:
         return _fail(f"no chart called {a.chart!r}; charts are: {', '.join(CHARTS)}")
-    try:
-        size = parse_size(a.size)
-    except ValueError as exc:
-        return _fail(str(exc))
+    if a.chart:
+        # a chart image is drawn with Qt; decks (native charts), series and tables need none
+        try:
+            from app.ui.render import ensure_app, parse_size, render_bytes
+        except ImportError as exc:
+            return _fail(f"chart images are drawn with Qt, which this installation lacks "
+                         f"({exc.name}); install Versus with its GUI, or export --deck, "
+                         f"--series or --table")
+        try:
+            size = parse_size(a.size)
+        except ValueError as exc:
+            return _fail(str(exc))
     if not 0.25 <= a.scale <= 4:
         return _fail("--scale is between 0.25 and 4")
-    out = a.out if a.chart else (a.deck or a.series or a.table)
+    out = a.out if a.chart else (a.deck or a.series or a.table or a.flamegraph)
     if a.chart and not out:
         return _fail("--chart needs --out PATH")
     check_writable(out)                   # before any work: an unwritable path fails fast
@@ -94,7 +108,14 @@ def _run(a) -> int:
         return _fail(f"there is no run {a.base} to use as the base; runs are numbered 1 to "
                      f"{len(comp)}")
     phases = [a.phase] if a.phase else (comp.common_phases() or comp.phase_order())
-    if a.series:
+    if a.flamegraph:
+        from app.analysis.flame import run_svg
+        r = comp.runs[0]
+        try:
+            write_text(out, run_svg(r.ref.file, r.ref.run_id, r.label, a.phase))
+        except ValueError as exc:
+            return _fail(str(exc))
+    elif a.series:
         if out.lower().endswith(".json"):
             write_text(out, to_json(comp.series_json()))
         else:
@@ -112,17 +133,20 @@ def _run(a) -> int:
         ensure_app()
         from app.store.export import write_bytes
         write_bytes(out, render_bytes(comp, a.chart, fmt, size, a.scale, mode=a.mode,
-                                      title=a.title))
+                                      title=a.title, log_y=a.log_y, footer=a.footer))
     else:
-        ensure_app()
-        names = [c for c in DECK_CHARTS if c in comp.charts()]
-        charts = [(c, render_png_bytes(comp, c, size, 1.0, mode=a.mode)) for c in names]
+        charts = [deck_chart(comp, c, a.mode, log_y=a.log_y and c == "latency",
+                             footer=a.footer) for c in comp.deck_charts()]
         tables = comp.tables(base, phases)
         sub = (f"aligned on the start of {comp.align_phase}" if comp.align_phase
                else "aligned on run start") + f"; ratios to run {base + 1}"
-        write_deck(out, a.title or comp.title(), sub, comp.deck_runs(), charts, tables)
+        write_deck(out, a.title or comp.title(), sub, comp.deck_runs(), charts, tables,
+                   footer=footer_text(comp) if a.footer else "",
+                   key_results=key_results(comp, base))
     print(f"wrote {out}")
-    return 0
+    for d in comp.damaged():               # skipped rows of the files, one sentence each
+        print(f"versus: {d}", file=sys.stderr)
+    return 3 if comp.damaged() else 0
 
 
 if __name__ == "__main__":

@@ -9,10 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLineEdit, QPushButton, QSpinBox, QWidget)
 
-from app.model.runset import CHARTS
+from app.analysis.metrics import CHARTS
 
 SIZE_CHOICES = (("1920 × 1080 (slides)", (1920, 1080)), ("1280 × 720", (1280, 720)),
                 ("3840 × 2160", (3840, 2160)), ("Custom…", None))
@@ -28,11 +28,14 @@ class ChartExportRequest:
     size: tuple[int, int]
     scale: float
     mode: str
+    log_y: bool = False
+    footer: bool = False
 
 
 class ChartExportDialog(QDialog):
     def __init__(self, charts: list[str], chart: str, mode: str, folder: Path,
-                 parent: QWidget | None = None) -> None:
+                 parent: QWidget | None = None, log_y: bool = False, footer: bool = False,
+                 fmt: str = "png", size: str = "1920x1080", scale: float = 1.0) -> None:
         super().__init__(parent)
         self.setWindowTitle("Export Chart")
         self.setObjectName("chart_export_dialog")
@@ -43,12 +46,12 @@ class ChartExportDialog(QDialog):
         self.chart_combo.setCurrentIndex(max(0, self.chart_combo.findData(chart)))
         form.addRow("Chart", self.chart_combo)
         self.format_combo = QComboBox()
-        for text, fmt in FORMAT_CHOICES:
-            self.format_combo.addItem(text, fmt)
+        for text, choice in FORMAT_CHOICES:
+            self.format_combo.addItem(text, choice)
         form.addRow("Format", self.format_combo)
         self.size_combo = QComboBox()
-        for text, size in SIZE_CHOICES:
-            self.size_combo.addItem(text, size)
+        for text, choice in SIZE_CHOICES:
+            self.size_combo.addItem(text, choice)
         self.width_spin, self.height_spin = QSpinBox(), QSpinBox()
         for spin, value in ((self.width_spin, 1600), (self.height_spin, 900)):
             spin.setRange(16, 16384)
@@ -60,14 +63,33 @@ class ChartExportDialog(QDialog):
         form.addRow("Size", self.size_combo)
         form.addRow("Custom size", custom)
         self.scale_combo = QComboBox()
-        for text, scale in SCALE_CHOICES:
-            self.scale_combo.addItem(text, scale)
+        for text, choice in SCALE_CHOICES:
+            self.scale_combo.addItem(text, choice)
         form.addRow("Pixel scale", self.scale_combo)
         self.mode_combo = QComboBox()
         self.mode_combo.addItem("Overlay: one chart, one line per run", "overlay")
         self.mode_combo.addItem("Side by side: one panel per run", "side-by-side")
         self.mode_combo.setCurrentIndex(max(0, self.mode_combo.findData(mode)))
         form.addRow("Layout", self.mode_combo)
+        self.log_box = QCheckBox("Logarithmic value axis")
+        self.log_box.setToolTip("For latency percentiles an order of magnitude apart")
+        self.log_box.setChecked(log_y)
+        form.addRow("Scale", self.log_box)
+        self.footer_box = QCheckBox("Footer with each run's configuration and the source")
+        self.footer_box.setChecked(footer)
+        form.addRow("Small print", self.footer_box)
+        # the choices of the last export (format, size, pixel scale)
+        self.format_combo.setCurrentIndex(max(0, self.format_combo.findData(fmt)))
+        w, _, h = str(size).partition("x")
+        known = next((i for i, (_t, sz) in enumerate(SIZE_CHOICES)
+                      if sz and f"{sz[0]}x{sz[1]}" == size), None)
+        if known is not None:
+            self.size_combo.setCurrentIndex(known)
+        elif w.isdigit() and h.isdigit():
+            self.size_combo.setCurrentIndex(len(SIZE_CHOICES) - 1)
+            self.width_spin.setValue(int(w))
+            self.height_spin.setValue(int(h))
+        self.scale_combo.setCurrentIndex(max(0, self.scale_combo.findData(float(scale))))
         self.path_edit = QLineEdit(str(Path(folder) / f"{chart}.png"))
         browse = QPushButton("Browse…")
         browse.clicked.connect(self._on_browse_clicked)
@@ -107,4 +129,5 @@ class ChartExportDialog(QDialog):
         return ChartExportRequest(self.chart_combo.currentData(), Path(self.path_edit.text()),
                                   self.format_combo.currentData(), tuple(size),
                                   float(self.scale_combo.currentData()),
-                                  self.mode_combo.currentData())
+                                  self.mode_combo.currentData(), self.log_box.isChecked(),
+                                  self.footer_box.isChecked())

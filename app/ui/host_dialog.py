@@ -9,6 +9,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QDialogBut
                                QLineEdit, QPushButton, QSpinBox, QTableWidget,
                                QTableWidgetItem, QVBoxLayout, QWidget)
 
+from app.model.text import as_sentence
 from app.model.config import HostConfig
 
 from .host_key import ask_host_key
@@ -188,7 +189,7 @@ class HostDialog(QDialog):
     def _on_keyring_status(self, status: tuple[bool, str]) -> None:
         ok, message = status
         self.keyring_ok = ok
-        self.keyring_label.setText(message[:1].upper() + message[1:] + ".")
+        self.keyring_label.setText(as_sentence(message))
         if not ok:
             self.password_edit.setEnabled(False)
             self.password_edit.setPlaceholderText("no keyring: passwords cannot be saved")

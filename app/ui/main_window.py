@@ -8,35 +8,38 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import QSize, Qt, QTimer, Signal, Slot
-from PySide6.QtGui import QCloseEvent, QFontDatabase
-from PySide6.QtWidgets import (QApplication, QComboBox, QFileDialog, QFrame, QHBoxLayout, QLabel,
-                               QListWidget, QListWidgetItem, QMainWindow, QMenu, QMessageBox,
-                               QPlainTextEdit, QProgressBar, QPushButton, QScrollArea,
+from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal, Slot
+from PySide6.QtGui import QActionGroup, QCloseEvent, QFontDatabase, QIcon
+from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QFileDialog, QFrame,
+                               QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QMainWindow,
+                               QMenu, QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QScrollArea, QSpinBox,
                                QSplitter, QStyle, QTabWidget, QToolBar,
                                QToolButton, QTreeWidgetItem, QVBoxLayout, QWidget)
 
+from app.model.text import as_sentence
+from app.analysis.results import new_store
 from app.model.series import SeriesStore
 from workloads.params import ParamError
 from workloads.registry import WORKLOADS, get as get_workload
 
+from . import theme
 from .actions import build_actions, build_menus, build_toolbar
+from .theme import THEMES
 from .charts import DashboardWidget
+from .cpu_panel import CpuComparePage, CpuPanelWidget
+from .headline import HeadlineStripWidget
 from .host_key import ask_host_key
 from .param_form import ParamFormWidget
-from .run_worker import RunWorker, start_worker_thread
+from .run_worker import AttachWorker, RunWorker, start_worker_thread
 from .session_view import SessionViewWidget, load_run, read_sessions
 from .settings import Settings
-from .compare_view import SessionTreeWidget
+from .session_tree import SessionTreeWidget
 from .tasks import TaskRunner
 from .vu_table import VirtualUserTableModel, VirtualUserTableView
 
 REDRAW_MS = 40          # coalescing window: a burst of events costs one redraw
+PANEL_MIN_WIDTH, PANEL_MAX_WIDTH = 270, 380     # the run panel, unless its form needs more
 CLOCK_MS = 500          # elapsed/remaining labels tick even when no event arrives
-
-# Which parameter (seconds) plans how long a phase lasts. The phase event does not carry its
-# planned length, so the progress bar reads it from the parameters the run was given.
-PHASE_SECONDS = {"measure": "duration", "warmup": "warmup", "rampup": "rampup"}
 
 BUILTIN_LABELS = {"local": "This computer", "embedded-postgres": "Embedded PostgreSQL"}
 ENGINE_LABELS = {"postgres": "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB"}
@@ -116,7 +119,7 @@ class MainWindow(QMainWindow):
         self.tasks = TaskRunner(self)
 
         # run state
-        self.store = SeriesStore()
+        self.store = new_store()
         self._worker: RunWorker | None = None
         self._thread = None
         self._request = None
@@ -130,6 +133,9 @@ class MainWindow(QMainWindow):
         self.last_outcome: Any = None
         self._opened_sessions: list[Path] = []    # files opened from outside sessions_dir
         self._loading: tuple[str, str] | None = None
+        self._live_run_id: str | None = None      # the run this window follows live
+        self._attach: tuple[AttachWorker, Any] | None = None   # worker, thread: until it ends
+        self._attaching: str | None = None        # the run being brought in
         self.plan_widget = None                   # the Plan tab, made when first opened
         self.compare_widget = None                # the Compare tab, made when first opened
 
@@ -198,6 +204,7 @@ class MainWindow(QMainWindow):
         # Run panel: workload, parameters, buttons, progress
         panel = QWidget()
         panel.setObjectName("run_panel")
+        self.run_panel = panel
         pl = QVBoxLayout(panel)
         pl.setContentsMargins(12, 10, 12, 10)
         pl.setSpacing(8)
@@ -222,6 +229,30 @@ class MainWindow(QMainWindow):
         scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.form_scroll = scroll
         pl.addWidget(scroll, 10)          # the form takes the room it needs first
+        prof = QHBoxLayout()
+        prof_label = QLabel("CPU profile")
+        prof_label.setToolTip("A CPU profile of the database server (perf record -g) for "
+                              "this many seconds at the start of each measured phase; a "
+                              "flame graph in CPU & counters. 0: none")
+        self.profile_spin = QSpinBox()
+        self.profile_spin.setObjectName("profile_spin")
+        self.profile_spin.setRange(0, 3600)
+        self.profile_spin.setSuffix(" s")
+        self.profile_spin.setSpecialValueText("off")
+        self.profile_spin.setToolTip(prof_label.toolTip())
+        prof.addWidget(prof_label)
+        prof.addWidget(self.profile_spin, 1)
+        pl.addLayout(prof)
+        self.perf_check = QCheckBox("Server perf counters")
+        self.perf_check.setObjectName("perf_check")
+        self.perf_check.setToolTip(
+            "Count the database server's events per phase with perf stat: context switches, "
+            "task clock, and IPC and cache misses where the host has hardware counters. "
+            "Counting every context switch of the server costs throughput (up to 10 % at "
+            "30,000 queries per second), so it is off unless asked for.")
+        self.perf_check.setChecked(self.settings.get("run/perf_counters"))
+        self.perf_check.toggled.connect(lambda on: self.settings.set("run/perf_counters", on))
+        pl.addWidget(self.perf_check)
         pl.addSpacing(4)
         buttons = QHBoxLayout()
         self.run_button = QPushButton("Run")
@@ -251,12 +282,20 @@ class MainWindow(QMainWindow):
         pl.addWidget(self.progress)
         pl.addWidget(self.time_label)
         pl.addStretch(1)
-        panel.setMinimumWidth(270)
-        panel.setMaximumWidth(380)
+        panel.setMinimumWidth(PANEL_MIN_WIDTH)
+        panel.setMaximumWidth(PANEL_MAX_WIDTH)
 
         # Live dashboard and log
         self.dashboard = DashboardWidget(self.store)
         self.dashboard.setObjectName("live_dashboard")
+        self.cpu_panel = CpuPanelWidget()
+        self.cpu_panel.setObjectName("live_cpu_panel")
+        self.cpu_panel.set_store(self.store)
+        self.live_tabs = QTabWidget()
+        self.live_tabs.setObjectName("live_tabs")
+        self.live_tabs.setDocumentMode(True)
+        self.live_tabs.addTab(self.dashboard, "Charts")
+        self.live_tabs.addTab(self.cpu_panel, "CPU && counters")
         self.log_view = QPlainTextEdit()
         self.log_view.setObjectName("log_view")
         self.log_view.setReadOnly(True)
@@ -283,7 +322,14 @@ class MainWindow(QMainWindow):
         live_l.setSpacing(0)
         self.run_splitter = QSplitter(Qt.Orientation.Vertical)
         self.run_splitter.setObjectName("run_splitter")
-        self.run_splitter.addWidget(self.dashboard)
+        charts = QWidget()
+        cl = QVBoxLayout(charts)
+        cl.setContentsMargins(8, 6, 0, 0)
+        cl.setSpacing(4)
+        self.headline = HeadlineStripWidget()
+        cl.addWidget(self.headline)
+        cl.addWidget(self.live_tabs, 1)
+        self.run_splitter.addWidget(charts)
         self.run_splitter.addWidget(self.log_split)
         self.run_splitter.setStretchFactor(0, 5)
         self.run_splitter.setStretchFactor(1, 1)
@@ -327,6 +373,7 @@ class MainWindow(QMainWindow):
         a["stop"].triggered.connect(self._on_stop_action_triggered)
         a["quit"].triggered.connect(self.close)
         a["open_session"].triggered.connect(self._on_open_session_action_triggered)
+        a["import_logs"].triggered.connect(self._on_import_logs_action_triggered)
         a["refresh_sessions"].triggered.connect(self.refresh_sessions)
         a["add_host"].triggered.connect(lambda: self._open_host_dialog(None))
         a["edit_host"].triggered.connect(lambda: self._open_host_dialog(self.selected_host()))
@@ -336,11 +383,22 @@ class MainWindow(QMainWindow):
             lambda: self._open_target_dialog(self.selected_target()))
         a["remove_target"].triggered.connect(self._on_remove_target_action_triggered)
         a["about"].triggered.connect(self._on_about_action_triggered)
+        a["shortcuts"].triggered.connect(self._on_shortcuts_action_triggered)
+        themes = QActionGroup(self)
+        themes.setExclusive(True)
+        chosen = self.settings.get("ui/theme")
+        for name in THEMES:
+            act = a[f"theme_{name}"]
+            act.setCheckable(True)
+            act.setChecked(name == chosen)
+            themes.addAction(act)
+            act.triggered.connect(lambda _c=False, n=name: self.set_theme(n))
         a["profiles"].triggered.connect(self._on_profiles_action_triggered)
         a["plan"].triggered.connect(self._on_plan_action_triggered)
         a["compare"].triggered.connect(self._on_compare_action_triggered)
         a["compare"].setEnabled(False)
         self.session_tree.itemSelectionChanged.connect(self._on_session_tree_selection_changed)
+        self.session_view.attach_requested.connect(self._on_session_view_attach_requested)
         self.run_button.clicked.connect(a["run"].trigger)
         self.stop_button.clicked.connect(a["stop"].trigger)
         self.workload_combo.currentIndexChanged.connect(self._on_workload_combo_changed)
@@ -425,7 +483,7 @@ class MainWindow(QMainWindow):
         return it.data(ROLE_NAME) if it else None
 
     def workload_name(self) -> str:
-        return self.workload_combo.currentData() or "point-query"
+        return self.workload_combo.currentData() or next(iter(WORKLOADS))
 
     @Slot()
     def _on_selection_changed(self, *_args) -> None:
@@ -450,7 +508,33 @@ class MainWindow(QMainWindow):
         # As tall as the form needs (a long form scrolls), with the buttons right below it.
         self.form.adjustSize()
         self.form_scroll.setMaximumHeight(self.form.sizeHint().height() + 6)
-        self.dashboard.set_throughput_unit(spec.throughput_unit)
+        self._fit_run_panel()
+        if not self.is_running():
+            # the last run's lines must not stay under the new workload's chart titles
+            self._show_store(new_store())
+            self.phase_label.setText("Idle")
+            self.progress.setRange(0, 1000)
+            self.progress.setValue(0)
+            self.time_label.setText("")
+        self.dashboard.set_workload(spec)
+
+    def _fit_run_panel(self) -> None:
+        """As wide as the form needs: a narrower panel clipped the spin boxes, and a Tab
+        then scrolled the form sideways, cutting its labels."""
+        m = self.run_panel.layout().contentsMargins()
+        need = (self.form.minimumSizeHint().width() + 2 * self.form_scroll.frameWidth()
+                + self.form_scroll.verticalScrollBar().sizeHint().width()
+                + m.left() + m.right())
+        self.run_panel.setMinimumWidth(max(PANEL_MIN_WIDTH, need))
+        self.run_panel.setMaximumWidth(max(PANEL_MAX_WIDTH, need))
+
+    def _show_store(self, store: SeriesStore) -> None:
+        """Charts and virtual users show this store, and nothing of the previous one."""
+        self.store = store
+        self.dashboard.set_store(store)
+        self.cpu_panel.set_store(store)
+        self.vu_model.set_store(store)
+        self.headline.refresh(store, force=True)
 
     # ------------------------------------------------------------------ running
     def is_running(self) -> bool:
@@ -491,18 +575,19 @@ class MainWindow(QMainWindow):
             return
         from app.remote.runner import RunRequest
         self.settings.set_workload_params(spec.name, self.form.values())
+        profile_s = self.profile_spin.value()
+        perf: dict = {"profile_s": profile_s} if profile_s else {}
+        if self.perf_check.isChecked():
+            perf["stat"] = True
         request = RunRequest(host=host, target=target, workload=spec.name, params=params,
-                             session_path=self.new_session_path())
+                             session_path=self.new_session_path(), perf=perf)
         self.start_run(request)
 
     def start_run(self, request: Any) -> None:
         """Start a run (also used to retry with an accepted host key)."""
         self._request = request
         self._run_params = dict(request.params)
-        self.store = SeriesStore()
-        self.dashboard.set_store(self.store)
-        self.vu_model.set_store(self.store)
-        self.dashboard.clear_view()
+        self._show_store(new_store())
         self._notes_seen = 0
         self._run_t0_wall = time.monotonic()
         self.log_line(f"Starting {request.workload} on {request.host} → {request.target}"
@@ -535,6 +620,7 @@ class MainWindow(QMainWindow):
 
     @Slot(str)
     def _on_worker_run_started(self, run_id: str) -> None:
+        self._live_run_id = run_id
         self.statusBar().showMessage(f"Run {run_id} started", 5000)
         self.refresh_sessions()            # the new session file shows up while it runs
         self.run_started.emit(run_id)
@@ -552,15 +638,27 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_redraw_timer_timeout(self) -> None:
         self.dashboard.refresh()
+        self.cpu_panel.refresh()
+        self._show_client_limit(self.store.client_limit())
         self.vu_model.refresh()
+        self.headline.refresh(self.store)
         for note in self.store.notes_after(self._notes_seen):
             self._notes_seen = note.id
             self.log_line(f"[{fmt_duration(note.t)}] {note.text}", note.level)
         self._update_progress()
 
+    def _show_client_limit(self, sentence: str | None) -> None:
+        """The client-limit sentence marks the CPU tab (its banner says it in full)."""
+        icon = (self.style().standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+                if sentence else QIcon())
+        self.live_tabs.setTabIcon(1, icon)
+        self.live_tabs.setTabToolTip(1, sentence or "Where the CPU goes: process groups, "
+                                                    "server counters, CPU profiles")
+
     @Slot()
     def _on_clock_timeout(self) -> None:
         self._update_progress()
+        self.headline.refresh(self.store)     # catches what the throttled redraw left
 
     def _update_progress(self) -> None:
         # after the run ended, a late redraw tick must not overwrite "Stopped"/"Finished"
@@ -600,37 +698,50 @@ class MainWindow(QMainWindow):
                      else "time left unknown")
         self.time_label.setText(f"Elapsed {fmt_duration(elapsed)} · {left_text}")
 
+    def _planned_phases(self) -> list:
+        """The phases the workload declares for this run's parameters, with their seconds."""
+        try:
+            return get_workload(self._request.workload).planned_phases(self._run_params)
+        except (KeyError, AttributeError, ValueError, TypeError):
+            return []
+
     def _planned_seconds(self, phase: str) -> float | None:
-        key = PHASE_SECONDS.get(phase)
-        value = self._run_params.get(key) if key else None
-        return float(value) if isinstance(value, (int, float)) and value > 0 else None
+        return next((p.seconds for p in self._planned_phases() if p.name == phase), None)
 
     def _later_phases_seconds(self, phase: str) -> float:
-        try:
-            phases = list(get_workload(self._request.workload).phases)
-            later = phases[phases.index(phase) + 1:]
-        except (ValueError, KeyError, AttributeError):
+        names = [p.name for p in self._planned_phases()]
+        if phase not in names:
             return 0.0
-        return sum(self._planned_seconds(p) or 0.0 for p in later)
+        return sum(p.seconds or 0.0 for p in self._planned_phases()[names.index(phase) + 1:])
 
     @Slot(object)
     def _on_worker_run_finished(self, outcome: Any) -> None:
         self._on_redraw_timer_timeout()       # draw what arrived since the last tick
+        self.headline.refresh(self.store, force=True)
         self.last_outcome = outcome
         status = getattr(outcome, "status", "?")
         reason = getattr(outcome, "reason", "") or ""
         self._finish_run_ui(status)
         text = f"Run {getattr(outcome, 'run_id', '')} {status}" + (f": {reason}" if reason else "")
-        self.log_line(text, "error" if status == "failed" else "muted")
+        # "running": left going on the host (e.g. the session's disk is full): say so loudly
+        self.log_line(text, "error" if status == "failed" else
+                      "warning" if status == "running" else "muted")
         self.statusBar().showMessage(text, 15000)
         if status == "failed":
             self.show_error("The run failed", reason or "The run failed without a reason.")
+        elif status == "running":
+            # following stopped unasked (the session's disk filled up): the run is not lost,
+            # and the user must act before attach can bring in the rest
+            self.show_error("The run goes on, but is no longer saved here",
+                            as_sentence(reason) or
+                            "Following the run stopped; it goes on on its host.")
         self.refresh_sessions()
         self.run_ended.emit(outcome)
 
     @Slot(object)
     def _on_worker_run_failed(self, exc: BaseException) -> None:
         self._on_redraw_timer_timeout()
+        self.headline.refresh(self.store, force=True)
         self.last_outcome = exc
         self._finish_run_ui("failed")
         from app.remote.errors import UnknownHostKey
@@ -651,12 +762,14 @@ class MainWindow(QMainWindow):
         self.progress.setRange(0, 1000)
         if status == "ok":
             self.progress.setValue(1000)
-        labels = {"ok": "Finished", "stopped": "Stopped", "failed": "Failed"}
+        labels = {"ok": "Finished", "stopped": "Stopped", "failed": "Failed",
+                  "running": "Goes on on the host, not saved here"}
         self.phase_label.setText(labels.get(status, status.capitalize()))
         self.state_label.setText(labels.get(status, status.capitalize()))
         if self._run_t0_wall is not None:
             self.time_label.setText(f"Ran for {fmt_duration(time.monotonic() - self._run_t0_wall)}")
         self._worker = None                   # the thread still holds it until it finishes
+        self._live_run_id = None
         self._set_running(False)
 
     @Slot()
@@ -750,9 +863,91 @@ class MainWindow(QMainWindow):
     def _on_session_run_loaded(self, loaded: Any) -> None:
         self._loading = None
         self.session_view.show_run(loaded)
+        self._offer_attach(loaded)
         self.statusBar().showMessage(f"Loaded run {loaded.record.id}: "
                                      f"{loaded.events_count:,} events", 6000)
         self.session_loaded.emit(loaded.record.id)
+
+    def _offer_attach(self, loaded: Any) -> None:
+        """A run the session does not have to its end: offer to bring in the rest, unless
+        this window is following it already."""
+        rec = loaded.record
+        if not loaded.is_open or rec.id == self._live_run_id:
+            return
+        if self._attaching == rec.id:
+            self.session_view.offer_attach("Bringing in the rest of this run…", busy=True)
+            return
+        plan = (rec.info or {}).get("plan") or {}
+        where = "this computer" if rec.host == "local" else rec.host
+        if plan.get("id"):
+            self.session_view.offer_attach(
+                f"This run of plan {plan['id']} is not complete in the session. Attach to "
+                f"the plan in the Plan tab to bring in the rest.", button=False)
+            return
+        n = loaded.events_count
+        self.session_view.offer_attach(
+            f"This run is not complete in the session: {n:,} event{'' if n == 1 else 's'} "
+            f"stored, and {where} may hold the rest (the run may still be going there).",
+            busy=self._attaching is not None)
+
+    @Slot(str, str)
+    def _on_session_view_attach_requested(self, path: str, run_id: str) -> None:
+        if self._attach is not None:
+            return
+        worker = AttachWorker(path, run_id, self.catalog)
+        worker.status_changed.connect(self._on_attach_status_changed)
+        worker.attach_finished.connect(self._on_attach_finished)
+        worker.attach_failed.connect(self._on_attach_failed)
+        thread = start_worker_thread(worker, "versus-attach",
+                                     (worker.attach_finished, worker.attach_failed))
+        thread.finished.connect(self._on_attach_thread_finished)
+        self._attach, self._attaching = (worker, thread), run_id
+        self.session_view.offer_attach("Bringing in the rest of this run…", busy=True)
+        self.log_line(f"Bringing in the rest of run {run_id} from {Path(path).name}", "muted")
+
+    @Slot(str)
+    def _on_attach_status_changed(self, text: str) -> None:
+        loaded = self.session_view.loaded
+        if loaded is not None and loaded.record.id == self._attaching:
+            self.session_view.offer_attach(f"Bringing in the rest of this run: {text}",
+                                           busy=True)
+        self.log_line(text, "muted")
+
+    @Slot(object)
+    def _on_attach_finished(self, done: Any) -> None:
+        run_id, self._attaching = self._attaching, None
+        if done is None:
+            text = "Nothing to bring in: the session has this run to its end."
+        elif done.error:
+            text = as_sentence(done.error, end="")
+        else:
+            text = (f"Run {done.open.run.id} {done.status}: {done.events_after:,} events "
+                    f"({done.events_after - done.events_before:,} brought in)"
+                    + (f"; {done.reason}" if done.reason else ""))
+        failed = done is not None and (done.error or done.status == "failed")
+        self.log_line(text, "error" if failed else "muted")
+        self.statusBar().showMessage(text, 15000)
+        self.refresh_sessions()
+        loaded = self.session_view.loaded
+        if loaded is not None and loaded.record.id == run_id:
+            if done is not None and done.error:
+                self.session_view.offer_attach(text)
+            else:                                   # show the run as it now is
+                path, rid = loaded.path, run_id
+                self.tasks.submit(lambda: load_run(path, rid), self._on_session_run_loaded,
+                                  self._on_session_run_failed)
+
+    @Slot(object)
+    def _on_attach_failed(self, exc: BaseException) -> None:
+        self._attaching = None
+        self.log_line(f"Could not bring in the run: {exc}", "error")
+        self.session_view.offer_attach(f"Could not bring in the rest: {exc}")
+
+    @Slot()
+    def _on_attach_thread_finished(self) -> None:
+        self._attach = None
+        if self._close_when_idle:
+            self.close()
 
     def _on_session_run_failed(self, exc: BaseException) -> None:
         self._loading = None
@@ -766,6 +961,35 @@ class MainWindow(QMainWindow):
             "Versus sessions (*.versus *.sqlite *.db);;All files (*)")
         if path:
             self.open_session_file(Path(path))
+
+    @Slot()
+    def _on_import_logs_action_triggered(self) -> None:
+        paths, _ = QFileDialog.getOpenFileNames(
+            self, "Import logs (HammerDB, sysbench, pgbench)", str(Path.home()),
+            "Logs (*.log *.txt *.json pgbench_log.*);;All files (*)")
+        if paths:
+            self.import_log_files([Path(p) for p in paths])
+
+    def import_log_files(self, paths: list[Path]) -> Path:
+        """Import the logs as runs of a new session in the sessions folder (in a worker)."""
+        import time as _time
+        from app.store.importer import import_logs
+        out = self.sessions_dir / f"imported-{_time.strftime('%Y%m%d-%H%M%S')}.versus"
+        self.statusBar().showMessage(f"Importing {len(paths)} file(s)…")
+        self.tasks.submit(lambda: import_logs(paths, out), self._on_logs_imported,
+                          lambda exc: self.show_error("Could not import the logs", str(exc)))
+        return out
+
+    def _on_logs_imported(self, outcome: Any) -> None:
+        from app.store.importer import describe
+        for run in outcome.runs:
+            self.log_line(f"Imported {describe(run)}")
+        self.statusBar().showMessage(f"Imported {len(outcome.runs)} run(s) into "
+                                     f"{outcome.session_path.name}", 8000)
+        if outcome.problems:
+            self.show_error("Some files were not imported", "\n".join(outcome.problems))
+        if outcome.runs:
+            self.open_session_file(outcome.session_path)
 
     def open_session_file(self, path: Path) -> None:
         if path not in self._opened_sessions and path.parent != self.sessions_dir:
@@ -800,14 +1024,16 @@ class MainWindow(QMainWindow):
     def _on_remove_host_action_triggered(self) -> None:
         name = self.selected_host()
         if name and name != "local":
-            self.catalog.remove_host(name)
+            from app.remote.hosts import remove_host
+            remove_host(self.catalog, name)
             self.reload_catalog(select_host="local")
 
     @Slot()
     def _on_remove_target_action_triggered(self) -> None:
         name = self.selected_target()
         if name and name != "embedded-postgres":
-            self.catalog.remove_target(name)
+            from app.remote.hosts import remove_target
+            remove_target(self.catalog, name)
             self.reload_catalog(select_target="embedded-postgres")
 
     @Slot()
@@ -825,11 +1051,24 @@ class MainWindow(QMainWindow):
         if refs:
             self.show_compare(refs)
 
+    @staticmethod
+    def _add_cpu_page(cw: Any) -> None:
+        """Compare's 'CPU & counters' tab, following its runs and its base run."""
+        page = CpuComparePage()
+        page.setObjectName("cpu_compare_page")
+        cw.table_tabs.addTab(page, "CPU && counters")
+        cw.cpu_page = page
+        cw.comparison_loaded.connect(lambda comp: page.set_comparison(comp, cw.base()))
+        cw.base_combo.currentIndexChanged.connect(
+            lambda _i: page.set_base(cw.base()) if cw.comp is not None else None)
+
     def show_compare(self, refs: list | None = None) -> Any:
         """The Compare tab (made when first needed), comparing ``refs`` if given."""
         if self.compare_widget is None:
             from .compare_view import CompareWidget
-            self.compare_widget = CompareWidget(self.tasks, export_dir=self.sessions_dir)
+            self.compare_widget = CompareWidget(self.tasks, export_dir=self.sessions_dir,
+                                                settings=self.settings)
+            self._add_cpu_page(self.compare_widget)
             self.tabs.addTab(self.compare_widget, "Compare")
             self.tabs.tabBar().setChangeCurrentOnDrag(True)     # drag runs onto the tab
             menu = next((m for m in self.menuBar().findChildren(QMenu)
@@ -856,19 +1095,68 @@ class MainWindow(QMainWindow):
             self.plan_widget.plan_started.connect(lambda _id: self.refresh_sessions())
             self.plan_widget.plan_idle.connect(
                 lambda: self.close() if self._close_when_idle else None)
+            self.plan_widget.compare_requested.connect(self.show_compare)
             self.tabs.addTab(self.plan_widget, "Plan")
         self.tabs.setCurrentWidget(self.plan_widget)
 
+    def set_theme(self, name: str) -> None:
+        """Light, dark or the system's, now and at the next start."""
+        self.settings.set("ui/theme", name)
+        theme.apply(QApplication.instance(), name)
+        self.actions[f"theme_{name}"].setChecked(True)
+
+    @Slot()
+    def _on_shortcuts_action_triggered(self) -> None:
+        from .shortcuts_dialog import ShortcutsDialog
+        self._show_dialog(ShortcutsDialog(self))
+
+    def about_text(self) -> str:
+        import platform
+
+        import PySide6
+        import pyqtgraph
+
+        from app import __version__
+        from app.store.paths import config_dir
+        readme = Path(__file__).resolve().parents[2] / "README.md"
+
+        def link(path: Path, text: str) -> str:
+            return f'<a href="{QUrl.fromLocalFile(str(path)).toString()}">{html.escape(text)}</a>'
+
+        rows = [f"<b>Versus {html.escape(__version__)}</b>",
+                "Runs database benchmarks, streams live charts and keeps every run in a "
+                "session file.",
+                f"Python {platform.python_version()} · Qt {PySide6.__version__} · "
+                f"pyqtgraph {pyqtgraph.__version__}",
+                f"Sessions: {link(self.sessions_dir, str(self.sessions_dir))}",
+                f"Hosts, targets and settings: {link(config_dir(), str(config_dir()))}"]
+        if readme.exists():
+            rows.append(f"Documentation: {link(readme, 'README')}")
+        rows.append("Keyboard shortcuts: Help ▸ Keyboard Shortcuts (F1)")
+        return "<br>".join(rows)
+
     @Slot()
     def _on_about_action_triggered(self) -> None:
-        QMessageBox.about(self, "About Versus",
-                          "Versus runs database benchmarks, streams live charts and keeps "
-                          "every run in a session file.")
+        box = QMessageBox(QMessageBox.Icon.Information, "About Versus", self.about_text(),
+                          QMessageBox.StandardButton.Ok, self)
+        box.setObjectName("about_box")
+        box.setTextFormat(Qt.TextFormat.RichText)
+        box.setTextInteractionFlags(Qt.TextInteractionFlag.TextBrowserInteraction)
+        self._message_boxes.append(box)
+        box.finished.connect(lambda _r: self._message_boxes.remove(box)
+                             if box in self._message_boxes else None)
+        box.open()
 
     # ------------------------------------------------------------------ closing
     def closeEvent(self, event: QCloseEvent) -> None:
         if self.plan_widget is not None and not self.plan_widget.shutdown():
             # a followed plan goes on on the host; close once its thread has let go
+            self._close_when_idle = True
+            event.ignore()
+            return
+        if self._attach is not None:
+            # the run goes on on its host; close once the attach thread has let go
+            self._attach[0].leave()
             self._close_when_idle = True
             event.ignore()
             return

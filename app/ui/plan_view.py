@@ -14,17 +14,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QObject, QPersistentModelIndex,
-                            Qt, QThread, Signal, Slot)
+from PySide6.QtCore import (QAbstractTableModel, QModelIndex, QObject, Qt, QThread, Signal, Slot)
 from PySide6.QtGui import QBrush, QColor, QFont
 from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDoubleSpinBox, QFileDialog,
                                QFormLayout, QFrame, QHBoxLayout, QHeaderView, QInputDialog,
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton,
-                               QSplitter, QTableView, QVBoxLayout, QWidget)
+                               QTableView, QVBoxLayout, QWidget)
 
 from app.model.plan import (FINAL_STATES, Plan, PlanError, PlannedRun, PlanState, PlanTarget,
                             parse_plan)
-from workloads.registry import WORKLOADS
+from workloads.registry import WORKLOADS, get as get_workload
 
 from .run_worker import start_worker_thread
 from .tasks import TaskRunner
@@ -80,10 +79,12 @@ class RunRow:
     eta: float | None = None
     reason: str = ""
     planned: PlannedRun | None = None          # before the plan is started
+    result: str = ""                           # the headline result once the run is done
+    result_tip: str = ""
 
 
 class PlanRunsTableModel(QAbstractTableModel):
-    COLUMNS = ("#", "Run", "State", "Planned", "Started", "Finish", "Note")
+    COLUMNS = ("#", "Run", "State", "Result", "Planned", "Started", "Finish", "Note")
 
     def __init__(self, parent: QObject | None = None) -> None:
         super().__init__(parent)
@@ -112,17 +113,21 @@ class PlanRunsTableModel(QAbstractTableModel):
             if col == 2:
                 return r.state
             if col == 3:
-                return f"{r.planned_s:.0f} s" if r.planned_s else ""
+                return r.result
             if col == 4:
-                return clock(r.started)
+                return f"{r.planned_s:.0f} s" if r.planned_s else ""
             if col == 5:
+                return clock(r.started)
+            if col == 6:
                 if r.ended:
                     return clock(r.ended)
                 return f"≈ {clock(r.eta)}" if r.eta else ""
-            if col == 6:
+            if col == 7:
                 return r.reason.splitlines()[0][:200] if r.reason else ""
-        if role == Qt.ItemDataRole.ToolTipRole and col in (1, 6):
+        if role == Qt.ItemDataRole.ToolTipRole and col in (1, 7):
             return "\n".join(x for x in (r.label, r.run_id, r.reason) if x)
+        if role == Qt.ItemDataRole.ToolTipRole and col == 3:
+            return r.result_tip or "The workload's headline result, once the run is done"
         if role == Qt.ItemDataRole.ForegroundRole and col == 2:
             return QBrush(QColor(STATE_COLOURS.get(r.state, ("#24292f", None))[0]))
         if role == Qt.ItemDataRole.BackgroundRole and col == 2:
@@ -132,7 +137,7 @@ class PlanRunsTableModel(QAbstractTableModel):
             f = QFont()
             f.setBold(True)
             return f
-        if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 3, 4, 5):
+        if role == Qt.ItemDataRole.TextAlignmentRole and col in (0, 3, 4, 5, 6):
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
 
@@ -178,6 +183,25 @@ class PlanRunsTableModel(QAbstractTableModel):
             return
         self.dataChanged.emit(self.index(first, 0 if last_col else col),
                               self.index(last, last_col if last_col else len(self.COLUMNS) - 1))
+
+
+def headline_result(path: Path, run_id: str) -> tuple[str, str] | None:
+    """(text, source) of a run's headline result (the workload's declared headline metric in
+    its last phase that has it), read from the session file; None while it has none."""
+    from app.analysis.summary import summarize_run
+    from app.store.session import SessionFile
+    with SessionFile(path) as s:
+        if run_id not in {r.id for r in s.runs()}:
+            return None
+        summary = summarize_run(s, run_id)
+    for ph in reversed(summary.get("phases") or []):
+        for r in ph.get("results") or []:
+            if r.get("headline") and r.get("value") is not None:
+                v = r["value"]
+                text = f"{v:,.0f}" if abs(v) >= 100 else f"{v:.3g}"
+                return (f"{text} {r.get('unit') or ''}".strip(),
+                        f"{r.get('title')} of {ph['name']}: {r.get('source') or ''}")
+    return None
 
 
 # ---------------------------------------------------------------------------- the worker
@@ -255,6 +279,7 @@ class PlanWidget(QWidget):
     plan_state_changed = Signal(object)     # PlanState
     plan_ended = Signal(object)             # PlanOutcome, or the exception that ended it
     plan_idle = Signal()                    # the follow thread is gone (safe to close)
+    compare_requested = Signal(object)      # [RunRef] of done runs
     message_changed = Signal(str)
     control_failed = Signal(str)
 
@@ -270,6 +295,7 @@ class PlanWidget(QWidget):
         self.state: PlanState | None = None
         self.last_outcome: Any = None
         self.session_path: Path | None = None
+        self._results_asked: set[str] = set()
         self._worker: PlanWorker | None = None
         self._thread: QThread | None = None
         self._managed: list[PlanTarget] = []
@@ -385,7 +411,7 @@ class PlanWidget(QWidget):
         hh.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
         hh.setSectionResizeMode(1, QHeaderView.ResizeMode.Stretch)
         hh.setStretchLastSection(False)
-        self.table.setColumnWidth(6, 220)
+        self.table.setColumnWidth(7, 220)
 
         def button(text: str, name: str, tip: str) -> QPushButton:
             b = QPushButton(text)
@@ -400,6 +426,9 @@ class PlanWidget(QWidget):
                                   "one is stopped cleanly)")
         self.cancel_button = button("Cancel plan", "cancel_button",
                                     "Stop the running run and skip the rest")
+        self.compare_button = button("Compare", "plan_compare_button",
+                                     "Compare the selected runs that are done (or all of "
+                                     "them) in the Compare tab")
         self.up_button = button("Move up", "up_button", "Run the selected run earlier")
         self.down_button = button("Move down", "down_button", "Run the selected run later")
         self.detach_button = button("Detach", "detach_button", "Stop following; the plan goes "
@@ -411,6 +440,7 @@ class PlanWidget(QWidget):
                   self.cancel_button):
             actions.addWidget(b)
         actions.addStretch(1)
+        actions.addWidget(self.compare_button)
         actions.addWidget(self.detach_button)
         actions.addWidget(self.attach_button)
 
@@ -445,6 +475,7 @@ class PlanWidget(QWidget):
         self.up_button.clicked.connect(lambda: self.move_selected(-1))
         self.down_button.clicked.connect(lambda: self.move_selected(+1))
         self.detach_button.clicked.connect(self._on_detach_button_clicked)
+        self.compare_button.clicked.connect(self._on_compare_button_clicked)
         self.attach_button.clicked.connect(self._on_attach_button_clicked)
         self.table.selectionModel().selectionChanged.connect(self._update_buttons)
 
@@ -455,7 +486,15 @@ class PlanWidget(QWidget):
         self.target_list.clear()
         for t in self.catalog.targets():
             if t.name == "embedded-postgres":
-                continue          # shared by every run: a plan uses managed instances instead
+                # shown, not hidden: a missing entry with no reason looked like a bug
+                it = QListWidgetItem("Embedded PostgreSQL  ·  not in plans")
+                it.setData(ROLE, ("unavailable", t.name))
+                it.setFlags(Qt.ItemFlag.NoItemFlags)
+                it.setToolTip("The embedded PostgreSQL lives in this app and is shared by every "
+                              "run, so a plan cannot give each run its own server and profile. "
+                              "Add a managed instance (an install folder, below) instead.")
+                self.target_list.addItem(it)
+                continue
             it = QListWidgetItem(f"{t.name}  ·  {t.engine} on {t.host}")
             it.setData(ROLE, ("target", t.name))
             it.setFlags(it.flags() | Qt.ItemFlag.ItemIsUserCheckable)
@@ -611,8 +650,10 @@ class PlanWidget(QWidget):
         planned = plan.expand()
         rows = []
         for pr in planned:
-            p = pr.params
-            secs = float(p.get("duration", 0) or 0) + float(p.get("warmup", 0) or 0)
+            try:
+                secs = get_workload(plan.workload).planned_seconds(pr.params)
+            except (KeyError, ValueError, TypeError):
+                secs = 0.0          # the plan view says what is wrong with the workload
             rows.append(RunRow(pr.label, planned_s=secs or None, planned=pr))
         self.model.set_rows(rows)
         self._fill_fields(plan)
@@ -645,6 +686,8 @@ class PlanWidget(QWidget):
         names = {t.name for t in plan.targets}
         for i in range(self.target_list.count()):
             it = self.target_list.item(i)
+            if it.data(ROLE)[0] == "unavailable":
+                continue
             it.setCheckState(Qt.CheckState.Checked if it.data(ROLE)[1] in names
                              else Qt.CheckState.Unchecked)
         self.set_profiles_checked(plan.profiles)
@@ -797,6 +840,7 @@ class PlanWidget(QWidget):
             return
         host = host or self.host_combo.currentData() or "local"
         self.plan, self.plan_id = None, plan_id
+        self._results_asked.clear()
         self.model.set_rows([])
         self._follow(PlanWorker(None, self.catalog, host, plan_id, session_path, self._factory))
         self.status_label.setText(f"Attaching to {plan_id}…")
@@ -825,6 +869,7 @@ class PlanWidget(QWidget):
         self.plan_id = st.plan_id or self.plan_id
         now = time.time()
         self.model.apply(st, now)
+        self._read_results()
         counts = st.counts()
         done = counts["done"] + counts["failed"] + counts["skipped"]
         eta = st.estimated_finish(now)
@@ -837,6 +882,51 @@ class PlanWidget(QWidget):
         self.status_label.setText(" · ".join(parts))
         self._update_buttons()
         self.plan_state_changed.emit(st)
+
+    def _runs_path(self) -> Path | None:
+        """The session file the plan's runs go to (known once following has begun)."""
+        if self.session_path is not None:
+            return Path(self.session_path)
+        ctl = self._worker.controller() if self._worker is not None else None
+        path = getattr(ctl, "session_path", None)
+        return Path(path) if path else None
+
+    def _read_results(self) -> None:
+        """Each run that ended gets its headline result, read from the session off-thread."""
+        path = self._runs_path()
+        if path is None:
+            return
+        for row in self.model.rows:
+            if row.run_id and row.state in ("done", "failed") and not row.result \
+                    and row.run_id not in self._results_asked:
+                self._results_asked.add(row.run_id)
+                self.tasks.submit(lambda rid=row.run_id: headline_result(path, rid),
+                                  lambda res, rid=row.run_id: self._on_result_read(rid, res),
+                                  lambda exc, rid=row.run_id: self._results_asked.discard(rid))
+
+    def _on_result_read(self, run_id: str, res: tuple[str, str] | None) -> None:
+        for i, row in enumerate(self.model.rows):
+            if row.run_id == run_id:
+                if res is None:
+                    self._results_asked.discard(run_id)    # not stored yet: ask again later
+                    return
+                row.result, row.result_tip = res
+                self.model._changed(i, i, 3, 3)
+        self._update_buttons()
+
+    def done_refs(self, selected_only: bool = True) -> list:
+        from app.model.runset import RunRef
+        path = self._runs_path()
+        if path is None:
+            return []
+        rows = [self.model.rows[i] for i in self.selected_rows()] if selected_only else []
+        rows = [r for r in (rows or self.model.rows) if r.state == "done" and r.run_id]
+        return [RunRef(str(path), r.run_id) for r in rows]
+
+    def _on_compare_button_clicked(self) -> None:
+        refs = self.done_refs()
+        if refs:
+            self.compare_requested.emit(refs)
 
     @Slot(str)
     def _on_worker_status_changed(self, text: str) -> None:
@@ -935,6 +1025,7 @@ class PlanWidget(QWidget):
         self.attach_button.setEnabled(not following)
         for w in (self.build_button, self.open_button):
             w.setEnabled(not following)
+        self.compare_button.setEnabled(bool(self.done_refs(selected_only=False)))
 
     def shutdown(self) -> bool:
         """Before the window closes: detach (the plan goes on on the host). True when idle."""

@@ -16,7 +16,7 @@ from typing import Any
 from PySide6.QtCore import Qt, QTimer, Signal, Slot
 from PySide6.QtGui import (QColor, QFont, QFontDatabase, QSyntaxHighlighter, QTextCharFormat,
                            QTextCursor, QTextFormat)
-from PySide6.QtWidgets import (QAbstractItemView, QButtonGroup, QComboBox, QDialog,
+from PySide6.QtWidgets import (QButtonGroup, QComboBox, QDialog,
                                QDialogButtonBox, QFormLayout, QHBoxLayout, QInputDialog, QLabel,
                                QLineEdit, QListWidget, QListWidgetItem, QMessageBox,
                                QPlainTextEdit, QPushButton, QRadioButton, QSpinBox, QSplitter,

@@ -27,10 +27,14 @@ from PySide6.QtGui import (QColor, QFont, QGuiApplication, QImage, QPageLayout, 
                            QPainter, QPdfWriter)
 
 from app.analysis.compare import Comparison
-from app.model.runset import CHARTS, METRICS, Chart, chart as chart_def, short_title
+from app.analysis.deck import footer_text, line_styles
+from app.analysis.metrics import CHARTS, METRICS, chart as chart_def
+from app.model.runset import Chart, short_title
 from app.store.export import ExportError, check_writable, write_bytes
 
-from .charts import ElapsedAxis
+from app.model.scale import log_range, phase_labels, value_range
+
+from .axes import ElapsedAxis, ValueAxis, outage_region
 
 FORMATS = ("png", "svg", "pdf")
 SIZES = {"1920x1080": (1920, 1080), "1280x720": (1280, 720), "3840x2160": (3840, 2160)}
@@ -65,25 +69,6 @@ def parse_size(text: str) -> tuple[int, int]:
     return size
 
 
-class ElapsedSlideAxis(ElapsedAxis):
-    """The run clock for slides: a typographic minus before the alignment point, and
-    ticks at round clock values."""
-
-    MINUS = "−"
-
-    def tickSpacing(self, minVal, maxVal, size):
-        # ticks at round clock values: 1, 2, 5, 10, 15, 30 s, 1, 2, 5, 10, 15, 30 min, 1 h …
-        span = maxVal - minVal
-        if span <= 0:
-            return super().tickSpacing(minVal, maxVal, size)
-        steps = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
-                 21600, 43200, 86400]
-        target = span / max(2.0, size / 160.0)
-        major = next((s for s in steps if s >= target), steps[-1])
-        minor = next((s for s in reversed(steps) if s <= major / 4), major / 5)
-        return [(major, 0), (minor, 0)]
-
-
 def _font(px: float, bold: bool = False) -> QFont:
     f = QFont()
     f.setPixelSize(max(6, int(round(px))))
@@ -91,24 +76,34 @@ def _font(px: float, bold: bool = False) -> QFont:
     return f
 
 
+# Text sizes in px at 1920×1080 (scaled with the chart): readable from the back of a room.
+TITLE_PX, SUBTITLE_PX, LEGEND_PX, TICK_PX, LABEL_PX, MARK_PX, FOOTER_PX = (
+    32, 20, 22, 18, 20, 18, 18)
+
+
 class ChartScene:
     """One chart of a comparison laid out in a GraphicsLayoutWidget of a fixed size.
 
     ``mode``: ``overlay`` (every run in one plot) or ``side-by-side`` (one plot per run,
-    same axes). Kept simple on purpose: bench/replay_fps.py and the tests build it too.
+    one shared range that holds every run's data). ``log_y``: a log10 value axis (latency
+    percentiles that differ by an order of magnitude). ``footer``: a line of small print
+    under the chart (``True``: the runs' configuration and the numbers' source). Kept simple
+    on purpose: bench/replay_fps.py and the tests build it too.
     """
 
     def __init__(self, comp: Comparison, chart: str | Chart, size: tuple[int, int] = (1920, 1080),
                  mode: str = "overlay", title: str | None = None,
-                 runs: Sequence[int] | None = None, time_range: tuple[float, float] | None = None):
+                 runs: Sequence[int] | None = None, time_range: tuple[float, float] | None = None,
+                 log_y: bool = False, footer: str | bool | None = None):
         ensure_app()
         self.comp = comp
         self.chart = chart_def(chart) if isinstance(chart, str) else chart
         self.size = size
         self.mode = mode
+        self.log_y = log_y
         self.run_ids = list(runs) if runs is not None else list(range(len(comp.runs)))
         w, h = size
-        self.u = min(w / 1920.0, h / 1080.0) * 1.0      # type scale: 1 at 1920×1080
+        self.u = min(w / 1920.0, h / 1080.0)      # type scale: 1 at 1920×1080
         u = self.u
         self.widget = pg.GraphicsLayoutWidget()
         self.widget.setBackground("w")
@@ -128,54 +123,68 @@ class ChartScene:
         main = title or self.chart.title
         sub = (f"{unit} · " if unit else "") + (
             f"time since the start of phase {align}" if align else "time since each run started")
+        if log_y:
+            sub += " · log scale"
+        # Title, subtitle and legend are rows of their own: they can never overlap the plot.
         self.title = lay.addLabel(f'<span style="color:{TEXT}">{escape(main)}</span>', row=0, col=0,
-                                  colspan=ncols, size=f"{34 * u:.0f}px", bold=True)
+                                  colspan=ncols, size=f"{TITLE_PX * u:.0f}px", bold=True)
         self.subtitle = lay.addLabel(f'<span style="color:{MUTED}">{escape(sub)}</span>', row=1,
-                                     col=0, colspan=ncols, size=f"{20 * u:.0f}px")
-        # The legend is a row of text under the subtitle: centred, compact, off the data.
+                                     col=0, colspan=ncols, size=f"{SUBTITLE_PX * u:.0f}px")
         self.legend_entries: list[tuple[str, str, str]] = []       # (colour, style, name)
-        self.legend = lay.addLabel("", row=2, col=0, colspan=ncols, size=f"{22 * u:.0f}px")
+        self.legend = lay.addLabel("", row=2, col=0, colspan=ncols, size=f"{LEGEND_PX * u:.0f}px")
         self.plots: list[pg.PlotItem] = []
         self.curves: dict[tuple[int, str], pg.PlotDataItem] = {}
         self.cursors: list[pg.InfiniteLine] = []
         groups = [self.run_ids] if mode == "overlay" else [[i] for i in self.run_ids]
-        y_peak = 0.0
         for col, members in enumerate(groups):
-            plot = lay.addPlot(row=3, col=col, axisItems={"bottom": ElapsedSlideAxis("bottom")})
+            plot = lay.addPlot(row=3, col=col, axisItems={
+                "bottom": ElapsedAxis("bottom", px_per_tick=130 * u),
+                "left": ValueAxis("left")})
             self._style_plot(plot, unit, first=(col == 0))
             if mode != "overlay":
                 r = comp.runs[members[0]]
                 plot.setTitle(f'<span style="color:{r.colour}">{escape(r.label)}</span>',
-                              size=f"{22 * u:.0f}px")
+                              size=f"{LEGEND_PX * u:.0f}px")
+            if log_y:
+                plot.setLogMode(x=False, y=True)
             for i in members:
-                y_peak = max(y_peak, self._draw_run(plot, i, legend=True))
-            if self.plots:
-                plot.setXLink(self.plots[0])
-                plot.setYLink(self.plots[0])
+                self._draw_run(plot, i, legend=True)
             self.plots.append(plot)
             self._draw_phase_marks(plot, members)
-        self.legend.setText(self._legendescape(), size=f"{22 * u:.0f}px")
+        self.legend.setText(self._legend_html(), size=f"{LEGEND_PX * u:.0f}px")
         lay.layout.setRowStretchFactor(3, 10)
-        top = self.chart.y_max * 1.02 if self.chart.y_max else _nice_top(y_peak)
-        lo, hi = time_range or self._x_range()
-        for p in self.plots:
-            # a sliver below zero so the "0" tick label has room to be drawn
-            p.setYRange(-top * 0.018, top, padding=0)
-            p.setXRange(lo, hi, padding=0.01)
-        # Not shown, so no resize event lays the scene out: give it its size directly.
+        self.footer = None
+        if footer:
+            text = footer_text(comp, self.chart) if footer is True else str(footer)
+            # wrap first, then set the text: the label sizes itself from its text
+            self.footer = lay.addLabel("", row=4, col=0, colspan=ncols)
+            self.footer.item.setTextWidth(w - 80 * u)
+            self.footer.setText(f'<span style="color:{MUTED}">{escape(text)}</span>',
+                                size=f"{FOOTER_PX * u:.0f}px")
+        # Not shown, so no resize event lays the scene out: give it its size directly, and
+        # only then set the ranges (each pane its own, explicitly: a linked view maps its
+        # range through pixel offsets, which dropped data off panes of unequal height).
         self.widget.setSceneRect(QRectF(0, 0, w, h))
         self.widget.ci.setGeometry(QRectF(0, 0, w, h))
         self.widget.ci.layout.activate()
+        QGuiApplication.processEvents()
+        self.x_range = time_range or self._x_range()
+        self.y_range = self._y_range()
+        for p in self.plots:
+            p.setXRange(*self.x_range, padding=0.01)
+            lo, hi = self.y_range
+            # slivers beyond both ends so the end ticks' labels are drawn
+            p.setYRange(lo - (hi - lo) * 0.025, hi + (hi - lo) * 0.03, padding=0)
         QGuiApplication.processEvents()
 
     # building
     _GLYPH = {"solid": "━━━", "dash": "╺━╸╺━╸", "dot": "┅┅┅", "dashdot": "━╸·╺━"}
 
-    def _legendescape(self) -> str:
+    def _legend_html(self) -> str:
         """Entries in run order; a chart with several metrics starts a line per run."""
         per_line = len(self.chart.metrics) if len(self.chart.metrics) > 1 else 4
         parts, lines = [], []
-        for n, (colour, style, name) in enumerate(self.legend_entries):
+        for colour, style, name in self.legend_entries:
             parts.append(f'<span style="color:{colour};font-weight:900">'
                          f'{self._GLYPH.get(style, "━━━")}</span>'
                          f'<span style="color:{TEXT}">&nbsp;{name}</span>')
@@ -193,69 +202,64 @@ class ChartScene:
         plot.hideButtons()
         for side in ("left", "bottom"):
             ax = plot.getAxis(side)
-            ax.enableAutoSIPrefix(False)
             ax.setPen(pg.mkPen("#888888", width=max(1.0, 1.2 * u)))
             ax.setTextPen(pg.mkPen(TEXT))
-            ax.setStyle(tickFont=_font(18 * u), tickTextOffset=int(8 * u),
+            ax.setStyle(tickFont=_font(TICK_PX * u), tickTextOffset=int(8 * u),
                         tickLength=int(-8 * u), hideOverlappingLabels=False)
         plot.setLabel("bottom", "elapsed (h:mm:ss)" if first or self.mode == "overlay" else "",
-                      color=MUTED, **{"font-size": f"{20 * u:.0f}px"})
+                      color=MUTED, **{"font-size": f"{LABEL_PX * u:.0f}px"})
         left = self.chart.title if not unit else f"{self.chart.title.split(' · ')[0]} ({unit})"
         plot.setLabel("left", left if first else "", color=MUTED,
-                      **{"font-size": f"{20 * u:.0f}px"})
-        plot.getAxis("left").setWidth(int(120 * u))
+                      **{"font-size": f"{LABEL_PX * u:.0f}px"})
+        plot.getAxis("left").setWidth(int(130 * u))
         plot.getAxis("bottom").setHeight(int(70 * u))
-        plot.getAxis("left").setStyle(tickFont=_font(18 * u))
-        plot.getAxis("left").tickStrings = _num_ticks
         plot.setClipToView(True)
         plot.setDownsampling(auto=True, mode="peak")
 
-    def _draw_run(self, plot: pg.PlotItem, i: int, legend: bool) -> float:
+    def _draw_run(self, plot: pg.PlotItem, i: int, legend: bool) -> None:
         r = self.comp.runs[i]
-        peak = 0.0
         many = len(self.chart.metrics) > 1
         width = max(1.5, 3.0 * self.u)
+        styles = line_styles(self.chart.metrics)
         for k in self.chart.metrics:
             t, v = self.comp.series(i, k)
             m = METRICS[k]
-            pen = pg.mkPen(r.colour, width=width, style=_DASH[m.style] if many else
+            pen = pg.mkPen(r.colour, width=width, style=_DASH[styles[k]] if many else
                            Qt.PenStyle.SolidLine)
             pen.setCapStyle(Qt.PenCapStyle.RoundCap)
             pen.setJoinStyle(Qt.PenJoinStyle.RoundJoin)
             x = np.frombuffer(t, dtype=np.float64) if len(t) else np.zeros(0)
             y = np.frombuffer(v, dtype=np.float64) if len(v) else np.zeros(0)
-            curve = pg.PlotDataItem(x, y, pen=pen, connect="finite")
+            # a single point is a dot, not nothing
+            sym = dict(symbol="o", symbolSize=8 * self.u, symbolBrush=r.colour,
+                       symbolPen=None) if len(x) == 1 else {}
+            curve = pg.PlotDataItem(x, y, pen=pen, connect="finite", **sym)
             plot.addItem(curve)
             self.curves[(i, k)] = curve
-            if len(y):
-                finite = y[np.isfinite(y)]
-                if len(finite):
-                    peak = max(peak, float(finite.max()))
             if legend:
                 name = r.label if not many else f"{r.label} · {short_title(m.title)}"
-                self.legend_entries.append((r.colour, m.style if many else "solid", escape(name)))
-        return peak
+                self.legend_entries.append((r.colour, styles[k] if many else "solid",
+                                            escape(name)))
 
     def _draw_phase_marks(self, plot: pg.PlotItem, members: Sequence[int]) -> None:
-        marks = self.comp.phase_marks(members)
         u = self.u
         lo, hi = self._x_range()
-        gap = 0.05 * (hi - lo)
-        labelled: list[float] = []
-        # latest first: when phases crowd together, the later (measured) one keeps its label
-        for j, (x, name) in enumerate(sorted(marks, reverse=True)):
-            show = all(abs(x - lx) >= gap for lx in labelled)
-            if show:
-                labelled.append(x)
+        for a, b, _label in self.comp.outage_spans(members):
+            plot.addItem(outage_region(a, b), ignoreBounds=True)
+        for n, (x, label, right) in enumerate(phase_labels(self.comp.phase_marks(members),
+                                                           lo, hi)):
             line = pg.InfiniteLine(pos=x, angle=90, movable=False,
                                    pen=pg.mkPen("#9a9a9a", width=max(1.0, 1.5 * u),
                                                 style=Qt.PenStyle.DashLine),
-                                   label=f" {name}" if show else None,
-                                   labelOpts={"position": 0.96 if len(labelled) % 2 else 0.91,
-                                              "color": MUTED, "anchors": [(0, 0.5), (0, 0.5)],
+                                   label=(f"{label} " if right else f" {label}") if label
+                                   else None,
+                                   labelOpts={"position": 0.96 if n % 2 == 0 else 0.90,
+                                              "color": MUTED,
+                                              "anchors": [(1, 0.5), (1, 0.5)] if right
+                                              else [(0, 0.5), (0, 0.5)],
                                               "fill": pg.mkBrush(255, 255, 255, 220)})
-            if show:
-                line.label.setFont(_font(17 * u))
+            if label:
+                line.label.setFont(_font(MARK_PX * u))
             plot.addItem(line, ignoreBounds=True)
 
     def _x_range(self) -> tuple[float, float]:
@@ -271,6 +275,18 @@ class ChartScene:
         if lo > hi:
             return 0.0, 1.0
         return lo, hi if hi > lo else lo + 1.0
+
+    def _y_range(self) -> tuple[float, float]:
+        """One range for every pane that holds every plotted value: from zero, up to a round
+        top (the chart's fixed top, CPU 100 %, unless data exceeds it); whole decades on a
+        log axis."""
+        arrays = [np.frombuffer(self.comp.series(i, k)[1], dtype=np.float64)
+                  for i in self.run_ids for k in self.chart.metrics
+                  if len(self.comp.series(i, k)[1])]
+        if self.log_y:
+            return log_range(arrays)
+        lo, hi, _step = value_range(arrays, from_zero=True, fixed_top=self.chart.y_max)
+        return lo, hi
 
     # replay support
     def set_cursor(self, t: float | None) -> None:
@@ -363,81 +379,6 @@ class ChartScene:
         self.widget.deleteLater()
 
 
-class CursorOverlay:
-    """Replay cursors drawn over a frozen picture of the charts.
-
-    Stroking thousands of points per curve costs tens of milliseconds per chart, and Qt
-    repaints every curve under a moving cursor line (item caching does not help: pyqtgraph
-    curves hang Qt's DeviceCoordinateCache). So while the clock runs, the charts are grabbed
-    once to a pixmap and a plain widget on top blits it and draws one line per plot at the
-    clock's time: a frame costs a blit. ``freeze()`` again after a zoom, pan, resize or new
-    data (a live run: at most once a second). bench/replay_fps.py measures both ways.
-    """
-
-    def __init__(self, view: pg.GraphicsView, plots: Sequence[pg.PlotItem],
-                 colour: str = "#222222", width: float = 1.5):
-        from PySide6.QtWidgets import QWidget
-
-        overlay_self = self
-
-        class _Widget(QWidget):
-            def paintEvent(self, _ev):                       # noqa: N802 (Qt name)
-                overlay_self._paint(self)
-
-        self.view = view
-        self.plots = list(plots)
-        self.pen = pg.mkPen(colour, width=width)
-        self.widget = _Widget(view)
-        self.widget.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        # it paints every pixel: Qt must not repaint the charts underneath first
-        self.widget.setAttribute(Qt.WidgetAttribute.WA_OpaquePaintEvent)
-        self.widget.setAttribute(Qt.WidgetAttribute.WA_NoSystemBackground)
-        self.widget.hide()
-        self.pixmap = None
-        self.painted = 0                       # frames painted (the benchmark checks it)
-        self.t: float | None = None
-        self._spans: list[tuple[float, float, float, float]] = []   # per plot: x0,x1,top,bottom
-        self._ranges: list[tuple[float, float]] = []
-
-    def freeze(self) -> None:
-        """Grab the charts as they are now and show the overlay on top of them."""
-        self.widget.hide()
-        self.pixmap = self.view.grab()
-        self.widget.setGeometry(0, 0, self.view.width(), self.view.height())
-        self._spans, self._ranges = [], []
-        for p in self.plots:
-            vb = p.getViewBox()
-            rect = vb.mapRectToScene(vb.boundingRect())
-            tl = self.view.mapFromScene(rect.topLeft())
-            br = self.view.mapFromScene(rect.bottomRight())
-            self._spans.append((tl.x(), br.x(), tl.y(), br.y()))
-            self._ranges.append(tuple(vb.viewRange()[0]))
-        self.widget.show()
-        self.widget.raise_()
-
-    def thaw(self) -> None:
-        self.widget.hide()
-        self.pixmap = None
-
-    def set_time(self, t: float | None) -> None:
-        self.t = t
-        self.widget.update()
-
-    def _paint(self, w) -> None:
-        if self.pixmap is None:
-            return
-        self.painted += 1
-        p = QPainter(w)
-        p.drawPixmap(0, 0, self.pixmap)
-        if self.t is not None:
-            p.setPen(self.pen)
-            for (x0, x1, top, bottom), (v0, v1) in zip(self._spans, self._ranges):
-                if v1 > v0 and v0 <= self.t <= v1:
-                    x = x0 + (self.t - v0) / (v1 - v0) * (x1 - x0)
-                    p.drawLine(int(round(x)), int(top), int(round(x)), int(bottom))
-        p.end()
-
-
 # --- one-call helpers ------------------------------------------------------------------
 def render_image(comp: Comparison, chart: str, size: tuple[int, int] = (1920, 1080),
                  scale: float = 1.0, **kw) -> QImage:
@@ -493,32 +434,6 @@ def available_charts(comp: Comparison) -> list[str]:
     return comp.charts()
 
 
-# --- small helpers ---------------------------------------------------------------------
-
-
-def _nice_top(peak: float) -> float:
-    if not peak or peak <= 0 or peak != peak:
-        return 1.0
-    peak *= 1.08
-    mag = 10 ** math.floor(math.log10(peak))
-    for m in (1, 1.2, 1.5, 2, 2.5, 3, 3.5, 4, 5, 6, 7, 8, 10):
-        if m * mag >= peak:
-            return m * mag
-    return 10 * mag
-
-
-def _num_ticks(values, scale, spacing):
-    out = []
-    for v in values:
-        x = v * scale
-        if spacing >= 1 or x == 0:
-            out.append(f"{x:,.0f}")
-        else:
-            digits = max(0, min(4, -int(math.floor(math.log10(spacing)))))
-            out.append(f"{x:,.{digits}f}")
-    return out
-
-
-__all__ = ["ChartScene", "CursorOverlay", "render_image", "render_png_bytes", "render_bytes",
+__all__ = ["ChartScene", "render_image", "render_png_bytes", "render_bytes",
            "render_to_file", "copy_to_clipboard", "available_charts", "parse_size", "ensure_app", "FORMATS",
            "SIZES", "CHARTS"]

@@ -78,6 +78,42 @@ class RunWorker(QObject):
         self.status_changed.emit(str(text))
 
 
+class AttachWorker(QObject):
+    """Brings the rest of one open run into its session file (app.remote.attach), off the
+    GUI thread."""
+    status_changed = Signal(str)
+    attach_finished = Signal(object)   # app.remote.attach.Attached, or None (nothing open)
+    attach_failed = Signal(object)     # the exception; str(exc) is a user sentence
+
+    def __init__(self, session_path: str, run_id: str, catalog: Any = None) -> None:
+        super().__init__()
+        self.session_path, self.run_id, self.catalog = session_path, run_id, catalog
+        self._attacher = None
+        self._left = threading.Event()
+
+    @Slot()
+    def start(self) -> None:
+        try:
+            from pathlib import Path
+            from app.remote.attach import Attacher, find_open_runs
+            runs = [o for o in find_open_runs([Path(self.session_path)])
+                    if o.run.id == self.run_id]
+            self._attacher = Attacher(self.catalog, on_status=self.status_changed.emit)
+            if self._left.is_set():
+                self._attacher.leave()
+            done = self._attacher.attach(runs)
+        except Exception as exc:           # noqa: BLE001 - becomes a sentence in the GUI
+            self.attach_failed.emit(exc)
+        else:
+            self.attach_finished.emit(done[0] if done else None)
+
+    def leave(self) -> None:
+        """Stop bringing the run in (it goes on on its host); never blocks."""
+        self._left.set()
+        if self._attacher is not None:
+            threading.Thread(target=self._attacher.leave, daemon=True).start()
+
+
 def start_worker_thread(worker, name: str = "versus-run", ends=None) -> QThread:
     """Move the worker to a new thread and start it; the thread quits on any of `ends`
     (default: the run worker's run_finished and run_failed).

@@ -10,6 +10,8 @@ from typing import Any
 
 from PySide6.QtCore import QByteArray, QSettings
 
+from workloads.registry import WORKLOADS
+
 ORGANIZATION = "Versus"
 APPLICATION = "Versus"
 
@@ -21,8 +23,17 @@ DEFAULTS: dict[str, Any] = {
     "window/run_splitter": QByteArray(),
     "run/host": "local",
     "run/target": "embedded-postgres",
-    "run/workload": "point-query",
+    "run/workload": next(iter(WORKLOADS)),
+    "run/perf_counters": False,      # perf stat on the server (costs throughput): when ticked
     "log/max_lines": 5000,
+    "ui/theme": "system",            # system | light | dark (slides stay light)
+    # what the export dialog was last given, so the next export starts there
+    "export/dir": "",
+    "export/format": "png",
+    "export/size": "1920x1080",
+    "export/scale": 1.0,
+    "export/mode": "",
+    "export/footer": False,
 }
 
 

@@ -6,6 +6,7 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
                                QHBoxLayout, QLabel, QLineEdit, QPushButton, QSpinBox,
                                QVBoxLayout, QWidget)
 
+from app.model.text import as_sentence
 from app.model.config import DEFAULT_PORTS, ENGINES, TargetConfig
 
 from .host_key import ask_host_key
@@ -25,6 +26,7 @@ class TargetDialog(QDialog):
         self.editing = target
         self.tasks = TaskRunner(self)
         self._accepted_fingerprint: str | None = None
+        self._then = None
         self.setWindowTitle("Edit target" if target else "Add target")
         self.setObjectName("target_dialog")
         self.setMinimumWidth(460)
@@ -73,10 +75,10 @@ class TargetDialog(QDialog):
         lay.addLayout(form)
 
         row = QHBoxLayout()
-        self.check_button = QPushButton("Save and check")
+        self.check_button = QPushButton("Check")
         self.check_button.setObjectName("check_button")
-        self.check_button.setToolTip("Saves the target, then connects to it from its host "
-                                     "and reads the server version.")
+        self.check_button.setToolTip("Connects to the target from its host and reads the "
+                                     "server version; saves nothing.")
         self.check_status = QLabel("")
         self.check_status.setObjectName("check_status")
         self.check_status.setWordWrap(True)
@@ -85,7 +87,17 @@ class TargetDialog(QDialog):
         lay.addLayout(row)
         self.buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Save
                                         | QDialogButtonBox.StandardButton.Cancel)
+        self.save_button = self.buttons.button(QDialogButtonBox.StandardButton.Save)
+        self.save_button.setToolTip("Checks the target, then saves it (a target that does not "
+                                    "answer is saved only if you say so)")
         lay.addWidget(self.buttons)
+        self._save_anyway = False         # the check failed and the user may insist
+        for edit in (self.name_edit, self.address_edit, self.user_edit, self.database_edit,
+                     self.password_edit):
+            edit.textEdited.connect(self._on_field_edited)
+        self.port_spin.valueChanged.connect(self._on_field_edited)
+        self.engine_combo.currentIndexChanged.connect(self._on_field_edited)
+        self.host_combo.currentIndexChanged.connect(self._on_field_edited)
 
         self.engine_combo.currentIndexChanged.connect(self._on_engine_changed)
         self.check_button.clicked.connect(self._on_check_clicked)
@@ -124,7 +136,7 @@ class TargetDialog(QDialog):
 
     def _on_keyring_status(self, status: tuple[bool, str]) -> None:
         ok, message = status
-        self.keyring_label.setText(message[:1].upper() + message[1:] + ".")
+        self.keyring_label.setText(as_sentence(message))
         if not ok:
             self.password_edit.setEnabled(False)
             self.password_edit.setPlaceholderText("no keyring: passwords cannot be saved")
@@ -161,42 +173,73 @@ class TargetDialog(QDialog):
         self.tasks.submit(lambda: set_secret("target", t.name, password),
                           lambda _r: then(t), failed)
 
+    def _on_field_edited(self, *_a) -> None:
+        if self._save_anyway:             # a changed target is checked again before saving
+            self._save_anyway = False
+            self.save_button.setText("Save")
+
     @Slot()
     def _on_buttons_accepted(self) -> None:
-        self._save(lambda _t: self.accept())
+        if self._save_anyway:
+            self._save(lambda _t: self.accept())
+        else:
+            self._check(then=lambda: self._save(lambda _t: self.accept()))
 
     @Slot()
     def _on_check_clicked(self) -> None:
-        self._save(self._check)
+        self._check()
 
-    def _check(self, t: TargetConfig) -> None:
+    def _check(self, then=None) -> None:
+        """Connect to the target as the fields describe it (nothing saved yet); ``then`` runs
+        when it answered."""
+        t = self.target_config()
+        if not t.name:
+            self._say("Give the target a name.", "#b00020")
+            return
+        self._then = then
         self.check_button.setEnabled(False)
+        self.save_button.setEnabled(False)
         self._say(f"Connecting to {t.address}:{t.port} from {t.host}…")
         fingerprint = self._accepted_fingerprint
         catalog = self.catalog
+        password = self.password_edit.text() or None
 
         def work():
             from app.remote.runner import check_target
-            return check_target(catalog, t.host, t.name, accept_fingerprint=fingerprint)
+            return check_target(catalog, t.host, t, accept_fingerprint=fingerprint,
+                                password=password)
 
         self.tasks.submit(work, self._on_check_succeeded, self._on_check_failed)
 
     def _on_check_succeeded(self, version: str) -> None:
         self.check_button.setEnabled(True)
+        self.save_button.setEnabled(True)
         self._say(f"Connected: {version}", "#1a7f37")
         self.check_finished.emit(True)
+        then, self._then = self._then, None
+        if then is not None:
+            then()
 
     def _on_check_failed(self, exc: BaseException) -> None:
         from app.remote.errors import UnknownHostKey
         self.check_button.setEnabled(True)
+        self.save_button.setEnabled(True)
+        then, self._then = self._then, None
         if isinstance(exc, UnknownHostKey):
             self._say("The host's key is unknown: check its fingerprint.")
 
             def accepted(fp: str) -> None:
                 self._accepted_fingerprint = fp
-                self._check(self.target_config())
+                self._check(then)
 
             ask_host_key(self, exc, accepted)
             return
-        self._say(str(exc) or type(exc).__name__, "#b00020")
+        text = str(exc) or type(exc).__name__
+        if then is not None:
+            # a target that does not answer is not saved unless the user insists
+            self._save_anyway = True
+            self.save_button.setText("Save anyway")
+            text += " Nothing was saved: correct the fields and save again, or press " \
+                    "Save anyway to keep it as it is."
+        self._say(text, "#b00020")
         self.check_finished.emit(False)

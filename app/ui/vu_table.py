@@ -1,4 +1,5 @@
-"""The virtual-user table: state, home warehouse, transactions and errors of each user.
+"""The virtual-user table: state, home (what the workload calls it), transactions and errors
+of each user.
 
 ``VirtualUserTableModel`` reads ``SeriesStore.virtual_users()`` (a small snapshot the store
 replaces with every sample) when ``refresh()`` is called from the window's coalescing timer;
@@ -13,11 +14,12 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
 from app.model.series import SeriesStore, VirtualUser
+from workloads.registry import WORKLOADS
 
-COLUMNS = ("VU", "State", "Home warehouse", "Transactions", "Errors")
+COLUMNS = ("VU", "State", "Home", "Transactions", "Errors")
 TIPS = ("Virtual user number",
         "running, ended (its process finished), or starting (no sample yet)",
-        "The warehouse(s) this user's transactions start from",
+        "Where this user's operations start from",
         "Transactions completed since the current phase started",
         "Failed transactions since the current phase started")
 STATE_COLOURS = {"ended": "#6a737d", "starting": "#9a6700"}
@@ -76,13 +78,18 @@ class VirtualUserTableModel(QAbstractTableModel):
                    role: int = Qt.ItemDataRole.DisplayRole) -> Any:
         if orientation != Qt.Orientation.Horizontal or not 0 <= section < len(COLUMNS):
             return None
+        home = self._home()
         if role == Qt.ItemDataRole.DisplayRole:
-            return COLUMNS[section]
+            return home[0] if section == 2 else COLUMNS[section]
         if role == Qt.ItemDataRole.ToolTipRole:
-            return TIPS[section]
+            return home[1] if section == 2 else TIPS[section]
         if role == Qt.ItemDataRole.TextAlignmentRole and section in NUMERIC:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         return None
+
+    def _home(self) -> tuple[str, str]:
+        spec = WORKLOADS.get(self.store.state().workload or "")
+        return spec.vu_home if spec else (COLUMNS[2], TIPS[2])
 
     def data(self, index: QModelIndex | QPersistentModelIndex,
              role: int = Qt.ItemDataRole.DisplayRole) -> Any:
@@ -132,6 +139,6 @@ class VirtualUserTableView(QTableView):
         model.modelReset.connect(self._on_model_reset)
 
     def _on_model_reset(self) -> None:
-        # Workloads without home warehouses (point-query) do not get an empty column.
+        # Workloads whose users have no home do not get an empty column.
         model = self.model()
         self.setColumnHidden(2, model.rowCount() > 0 and not model.has_homes())

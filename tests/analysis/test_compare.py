@@ -4,7 +4,8 @@ import math
 import pytest
 
 from app.analysis.compare import CompareError, fmt_value, load_comparison, parse_ref
-from app.model.runset import (BETTER, CHARTS, NA, SAME, WORSE, RunRef, metric, ratio,
+from app.analysis.metrics import CHARTS, metric
+from app.model.runset import (BETTER, NA, SAME, WORSE, RunRef, ratio,
                               run_colour)
 from tests.recorded import build_run, record_pg_sessions
 
@@ -55,7 +56,7 @@ def test_summary_table_ratios_and_colours(built):
                             "2 / 1", "3 / 1"]
     rows = {r[0]: (r, c) for r, c in zip(t.rows, t.classes)}
     row, cls = rows["Throughput"]
-    assert row[2:] == ["1,000", "1,100", "970.0", "1.10", "0.97"]
+    assert row[2:] == ["1,000", "1,100", "970", "1.10", "0.97"]      # one number of decimals
     assert cls[-2:] == [BETTER, SAME]
     row, cls = rows["Latency p95"]                 # lower is better: 1.10 is worse (red)
     assert row[-2:] == ["1.10", "1.03"] and cls[-2:] == [WORSE, SAME]
@@ -141,12 +142,35 @@ def test_series_table_is_derived_for_old_files(built, tmp_path):
     old = tmp_path / "old.versus"
     shutil.copy(built[0], old)
     db = sqlite3.connect(old)
-    db.execute("DROP TABLE series"); db.execute("DROP TABLE series_state"); db.commit()
+    db.execute("DROP TABLE derived"); db.execute("DROP TABLE derived_state")
+    db.execute("DELETE FROM meta WHERE key = 'derive_version'"); db.commit()
     db.close()
     fresh = load_comparison([RunRef(str(built[0]))])
     legacy = load_comparison([RunRef(str(old))])
     assert legacy.phase_values(0, "measure") == fresh.phase_values(0, "measure")
     assert list(legacy.series(0, "cpu.user")[1]) == list(fresh.series(0, "cpu.user")[1])
+
+
+def test_rows_of_an_older_derivation_are_never_read(built, tmp_path):
+    """Derived rows written by another derivation version are a stale cache: a read-only
+    reader derives from the events instead, a writer derives them again."""
+    import shutil
+    import sqlite3
+    from app.store.session import SessionFile
+    old = tmp_path / "stale.versus"
+    shutil.copy(built[0], old)
+    db = sqlite3.connect(old)
+    db.execute('UPDATE derived SET "throughput" = -1, "cpu.user" = -1')
+    db.execute("UPDATE meta SET value = 'old' WHERE key = 'derive_version'"); db.commit()
+    db.close()
+    fresh = load_comparison([RunRef(str(built[0]))])
+    stale = load_comparison([RunRef(str(old))])
+    assert list(stale.series(0, "cpu.user")[1]) == list(fresh.series(0, "cpu.user")[1])
+    assert min(stale.series(0, "throughput")[1]) >= 0
+    SessionFile(old, readonly=False).close()              # a writer rebuilds the cache
+    db = sqlite3.connect(old)
+    assert db.execute('SELECT MIN("throughput") FROM derived').fetchone()[0] >= 0
+    db.close()
 
 
 @pytest.mark.pg

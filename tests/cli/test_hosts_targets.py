@@ -50,3 +50,23 @@ def test_unreachable_host_is_a_sentence(versus_home):
                "postgresql://postgres@127.0.0.1/x", "--workload", "point-query")
     assert r.returncode == 2
     assert "could not reach" in r.stderr.lower() and "Traceback" not in r.stderr
+
+
+def test_removing_a_host_or_target_deletes_its_password_from_the_keyring(versus_home):
+    from tests.keyring_backend import SuiteKeyring
+    keyring = SuiteKeyring()             # the one the CLI gets (PYTHON_KEYRING_BACKEND)
+    r = versus("host", "add", "gone-box", "--address", "127.0.0.1", "--user", "bench",
+               "--password-stdin", input="ssh-pw\n")
+    assert r.returncode == 0, r.stderr
+    r = versus("target", "add", "gone-db", "--url", "postgresql://u@127.0.0.1:5432/x",
+               "--password-stdin", input="db-pw\n")
+    assert r.returncode == 0, r.stderr
+    assert keyring.get_password("versus", "host:gone-box") == "ssh-pw"
+    assert keyring.get_password("versus", "target:gone-db") == "db-pw"
+    assert versus("host", "remove", "gone-box").returncode == 0
+    assert versus("target", "remove", "gone-db").returncode == 0
+    assert keyring.get_password("versus", "host:gone-box") is None
+    assert keyring.get_password("versus", "target:gone-db") is None
+    assert "gone-box" not in (versus_home / "config" / "hosts.toml").read_text()
+    r = versus("target", "remove", "gone-db")
+    assert r.returncode == 2 and "no saved target" in r.stderr

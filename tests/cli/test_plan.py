@@ -127,6 +127,7 @@ def test_postgresql_15_against_18_in_one_plan(versus_home, workdir, tmp_path):
     plan = _plan(tmp_path, f"""
 name = "pg 15 vs 18"
 workload = "point-query"
+perf = true
 profiles = ["bench-nofsync"]
 [params]
 duration = 2
@@ -152,6 +153,12 @@ workdir = "{workdir}"
     labels = [run.label for run in comp.runs]
     assert labels[0].startswith("PostgreSQL 15.") and labels[1].startswith("PostgreSQL 18.")
     assert all(run.profile == "bench-nofsync" for run in comp.runs)
+    # perf = true: every run counted the server's perf events (off by default)
+    from app.store.session import SessionFile
+    with SessionFile(out) as sf:
+        for rec in sf.runs():
+            measure = [e for e in sf.events(rec.id, kinds=["summary"]) if e["phase"] == "measure"]
+            assert "task_clock_ms" in measure[0]["perf"].get("software", {}), measure[0]["perf"]
     assert len(comp.table("measure").rows) >= 1 if hasattr(comp.table("measure"), "rows") \
         else True
 

@@ -17,6 +17,7 @@ import pytest
 
 from app.remote import embedded
 from app.remote.embedded import EmbeddedPostgres, EmbeddedPostgresError
+from workloads import pgserver
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 ROOT_DIR = Path(__file__).resolve().parents[2]
@@ -34,7 +35,12 @@ def _gone(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
-    return False
+    # A zombie has exited: reaping a server another process started (and left to init) is
+    # its parent's business, not a sign that it still runs.
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return True
 
 
 def _port_closed(port: int) -> bool:
@@ -185,11 +191,11 @@ def test_start_failure_reports_log_tail(make, base):
 
 @pytest.mark.skipif(not IS_ROOT, reason="copying only happens when the server runs as another user")
 def test_binaries_copied_when_server_user_cannot_run_them(make, base, monkeypatch):
-    real = EmbeddedPostgres._usable_in_place
+    real = pgserver.runs_as
     wheel_bin = str(embedded._wheel_pginstall()[0] / "bin")
     # Simulate site-packages under /root: the wheel's own binaries are unusable.
-    monkeypatch.setattr(EmbeddedPostgres, "_usable_in_place",
-                        lambda self, b, libs: False if str(b) == wheel_bin else real(self, b, libs))
+    monkeypatch.setattr(pgserver, "runs_as", lambda binaries, ids: False if any(
+        str(b).startswith(wheel_bin) for b in binaries) else real(binaries, ids))
     pg = make()
     pg.start()
     exe = os.readlink(f"/proc/{pg.pid}/exe")
@@ -210,9 +216,9 @@ def test_unreachable_base_dir_is_a_clear_error(make):
 
 
 def test_default_base_dir(monkeypatch):
-    monkeypatch.setattr(embedded, "_is_root", lambda: True)
+    monkeypatch.setattr(pgserver, "is_root", lambda: True)
     assert embedded.default_base_dir() == Path("/var/lib/versus")
-    monkeypatch.setattr(embedded, "_is_root", lambda: False)
+    monkeypatch.setattr(pgserver, "is_root", lambda: False)
     import platformdirs
     assert embedded.default_base_dir() == Path(platformdirs.user_data_dir("versus"))
 

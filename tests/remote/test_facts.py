@@ -51,6 +51,7 @@ def test_facts_over_ssh(sshd, tmp_path):
 def test_missing_interpreter_leaves_drivers_unknown():
     facts = gather_facts(LocalTransport(), python="versus-no-such-python")
     assert facts["python"] is None
-    assert facts["drivers"] == {"psycopg": None, "pymysql": None, "MySQLdb": None}
+    assert facts["drivers"] == {"psycopg": None, "pymysql": None, "MySQLdb": None,
+                                "mariadb": None}
     assert facts["kernel"] == os.uname().release
     assert "not found" in dict(format_facts(facts))["Python"]

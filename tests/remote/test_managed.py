@@ -127,3 +127,21 @@ def test_a_server_that_will_not_start_says_why_in_its_own_words(where, text, sai
     assert "last lines of its log" in msg
     assert not _procs_in(srv.workdir)
     assert not os.path.exists(srv.datadir)
+
+
+def test_a_work_folder_with_a_comma_in_its_name_gets_its_socket(workdir, tmp_path):
+    """unix_socket_directories is a comma-separated list: the socket folder goes in quoted
+    (as the embedded default always did), else a comma in a folder's name splits it in two."""
+    inst = inspect(PG15)
+    srv = ManagedServer(inst, os.path.join(workdir, "plans, 2026", "srv"), "", str(tmp_path))
+    try:
+        target = srv.start()
+        db = SqlSession(target)
+        try:
+            assert db.scalar("SHOW unix_socket_directories").strip('"') == srv.sockdir
+        finally:
+            db.close()
+        assert os.path.exists(os.path.join(srv.sockdir, f".s.PGSQL.{target.port}"))
+    finally:
+        srv.stop()
+    assert not _procs_in(srv.workdir)

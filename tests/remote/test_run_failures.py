@@ -5,7 +5,6 @@ import threading
 from pathlib import Path
 
 import os
-import pytest
 
 from app.remote.embedded import EmbeddedPostgres
 from app.remote.runner import RunController, RunRequest
@@ -22,7 +21,7 @@ def test_garbage_line_in_the_stream_is_reported_and_nothing_is_lost(versus_home,
     def on_events(run_id, evs):
         if not injected.is_set() and any(e["kind"] == "sample" for e in evs):
             injected.set()
-            spool = Path.home() / ".versus" / "runs" / run_id / "events.jsonl"
+            spool = versus_home / "host" / "runs" / run_id / "events.jsonl"    # VERSUS_HOME
             with open(spool, "ab") as f:
                 f.write(b"Segmentation fault (core dumped)\n")
 

@@ -108,6 +108,8 @@ def test_changed_host_key_is_refused_even_with_accept_fingerprint(sshd, tmp_path
                     accept_fingerprint=accept)
         assert err.value.expected == sha256_fingerprint(other)
         assert err.value.got == sshd.host_key_fingerprint
+        # the sentence names the file holding the old key and the app's own known_hosts
+        assert str(known) in str(err.value) and str(app_known) in str(err.value)
     assert not app_known.exists()
 
 

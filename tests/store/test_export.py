@@ -87,7 +87,8 @@ def test_deck_reopens_with_expected_slides(tmp_path):
     prs = Presentation(str(out))
     assert len(prs.slides) == 1 + 2 + 1
     texts = [sh.text_frame.text for sh in prs.slides[0].shapes if sh.has_text_frame]
-    assert "point-query: A vs B" in texts and any("PostgreSQL 16.4" in t for t in texts)
+    runs = next(sh.table for sh in prs.slides[0].shapes if sh.has_table)
+    assert "point-query: A vs B" in texts and runs.cell(1, 2).text == "PostgreSQL 16.4"
     table = next(sh.table for sh in prs.slides[3].shapes if sh.has_table)
     assert table.cell(1, 0).text == "Throughput" and table.cell(1, 4).text == "1.10"
     assert str(table.cell(1, 4).fill.fore_color.rgb) == "C8E6C9"     # green: better

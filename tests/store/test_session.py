@@ -54,3 +54,21 @@ def test_newer_session_format_is_refused(tmp_path):
     c.commit(); c.close()
     with pytest.raises(SessionError, match="newer Versus"):
         SessionFile(p)
+
+
+def test_session_files_are_readable_by_their_owner_only(tmp_path):
+    """Issue 15, item 12: a session (parameters, hosts, errors) is not world-readable, nor
+    are SQLite's -wal and -shm files beside it, whatever the umask."""
+    import os
+    import stat
+    old = os.umask(0o022)
+    try:
+        s = SessionFile(tmp_path / "private.versus", readonly=False)
+        s.add_run("r1", "w", "t", "h", {})
+        s.append_events("r1", [_ev(1)])
+        modes = {p.name: stat.S_IMODE(p.stat().st_mode) for p in tmp_path.iterdir()}
+        s.close()
+    finally:
+        os.umask(old)
+    assert modes == {"private.versus": 0o600, "private.versus-wal": 0o600,
+                     "private.versus-shm": 0o600}

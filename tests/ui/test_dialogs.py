@@ -35,7 +35,8 @@ def test_host_dialog_tests_in_a_worker_and_saves_to_the_catalog(make_window, qtb
     assert "bench-1" in w.host_list.currentItem().text()
 
 
-def test_target_dialog_saves_then_checks_with_a_sentence(make_window, qtbot):
+def test_target_dialog_checks_before_saving_and_saves_a_failing_one_only_on_request(
+        make_window, qtbot):
     w = make_window()
     w.actions["add_target"].trigger()
     dlg = next(d for d in w._dialogs if isinstance(d, TargetDialog))
@@ -48,5 +49,31 @@ def test_target_dialog_saves_then_checks_with_a_sentence(make_window, qtbot):
         qtbot.mouseClick(dlg.check_button, Qt.MouseButton.LeftButton)
     assert done.args == [False]
     assert dlg.check_status.text() and "Traceback" not in dlg.check_status.text()
+    assert w.catalog.target("pg-missing") is None          # Check saves nothing
+    # Save checks first: a target that does not answer is not saved …
+    with qtbot.waitSignal(dlg.check_finished, timeout=60_000) as done:
+        dlg.save_button.click()
+    assert done.args == [False] and w.catalog.target("pg-missing") is None
+    assert dlg.isVisible() and dlg.save_button.text() == "Save anyway"
+    assert "Nothing was saved" in dlg.check_status.text()
+    # … unless the user insists
+    with qtbot.waitSignal(dlg.target_saved, timeout=10_000):
+        dlg.save_button.click()
     assert w.catalog.target("pg-missing").engine == "mysql"
     qtbot.waitUntil(lambda: w.selected_target() == "pg-missing", timeout=5_000)
+
+
+def test_target_dialog_saves_a_target_that_answers(make_window, qtbot, pg_db):
+    from urllib.parse import urlparse
+    u = urlparse(pg_db)
+    w = make_window()
+    w.actions["add_target"].trigger()
+    dlg = next(d for d in w._dialogs if isinstance(d, TargetDialog))
+    qtbot.keyClicks(dlg.name_edit, "pg-here")
+    dlg.port_spin.setValue(u.port)
+    qtbot.keyClicks(dlg.user_edit, u.username)
+    qtbot.keyClicks(dlg.database_edit, u.path.lstrip("/"))
+    with qtbot.waitSignal(dlg.target_saved, timeout=120_000):
+        dlg.save_button.click()
+    assert "Connected: PostgreSQL" in dlg.check_status.text()
+    assert w.catalog.target("pg-here").port == u.port

@@ -3,11 +3,13 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox
 
 from app.ui.param_form import ParamFormWidget
-from workloads.params import Param, WorkloadSpec
+from workloads.params import MetricSpec, Param, PhaseSpec, WorkloadSpec
 from workloads.registry import get
 
 SPEC = WorkloadSpec(
-    name="demo", title="Demo", description="", dialects=("postgres",), phases=("measure",),
+    name="demo", title="Demo", description="", dialects=("postgres",),
+    phases=(PhaseSpec("measure", "measured", seconds="duration"),),
+    metrics=(MetricSpec("qps", "QPS", "QPS", summary="rate", headline=True),),
     params=(
         Param("clients", "int", 4, "Concurrent clients.", min=1, max=64),
         Param("ratio", "float", 0.5, "Read share.", min=0.0, max=1.0),

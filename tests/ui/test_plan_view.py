@@ -65,7 +65,7 @@ def test_build_a_matrix_of_targets_profiles_and_values(make_plan_widget, qtbot, 
     assert labels(w)[:3] == ["pg15 / bench / clients=1", "pg15 / bench / clients=4",
                              "pg15 / bench / clients=16"]
     assert set(states(w)) == {"waiting"}
-    assert w.model.data(w.model.index(0, 3)) == "2 s"
+    assert w.model.data(w.model.index(0, w.model.COLUMNS.index("Planned"))) == "2 s"
     assert w.start_button.isEnabled()
     # reorder before the start: the last run first
     for row in (5, 4, 3, 2, 1):
@@ -84,6 +84,14 @@ def test_build_a_matrix_of_targets_profiles_and_values(make_plan_widget, qtbot, 
         w.save_plan(Path(out))
     again = parse_plan(open(out).read())
     assert [r.label for r in again.expand()] == [r.label for r in plan.expand()]
+
+
+def test_the_embedded_target_is_listed_with_its_reason(make_plan_widget):
+    w = make_plan_widget()
+    items = [w.target_list.item(i) for i in range(w.target_list.count())]
+    emb = next(it for it in items if it.data(0x0100)[1] == "embedded-postgres")
+    assert "not in plans" in emb.text() and "managed instance" in emb.toolTip()
+    assert not emb.flags() & Qt.ItemFlag.ItemIsUserCheckable
 
 
 def test_a_bad_matrix_is_a_sentence(make_plan_widget, qtbot):
@@ -135,6 +143,30 @@ def test_a_real_plan_on_postgresql_15_runs_skips_and_reorders(make_plan_widget, 
     assert outcome.session_path == tmp_path / "plan.versus"
     assert not w.cancel_button.isEnabled() and not w.start_button.isEnabled()
     assert w.build_button.isEnabled() and w.attach_button.isEnabled()
+    # each done run shows its headline result (QPS), read from the session
+    col = w.model.COLUMNS.index("Result")
+    qtbot.waitUntil(lambda: all(w.model.data(w.model.index(i, col)).endswith("QPS")
+                                for i, r in enumerate(w.model.rows) if r.state == "done"),
+                    timeout=15_000)
+    from app.analysis.compare import load_comparison
+    from app.model.runset import RunRef
+    comp = load_comparison([RunRef(str(outcome.session_path), ids[0])])
+    qps = comp.phase_values(0, "measure")["qps"]
+    assert w.model.data(w.model.index(0, col)) == f"{qps:,.0f} QPS"
+    # the done runs go to Compare in one click
+    assert w.compare_button.isEnabled()
+    with qtbot.waitSignal(w.compare_requested, timeout=5000) as asked:
+        w.select_row(0)
+        qtbot.mouseClick(w.compare_button, Qt.MouseButton.LeftButton)
+    assert [r.run_id for r in asked.args[0]] == [ids[0]]
+    w.table.clearSelection()
+    assert [r.run_id for r in w.done_refs()] == [ids[0], ids[2]]
+    # the Sessions list tells the plan's runs apart: position and the varying value
+    from app.ui.session_view import read_sessions
+    entry = next(e for e in read_sessions(tmp_path, [outcome.session_path])
+                 if e.path == outcome.session_path)
+    labels_ = [r.label for r in entry.runs]
+    assert len(set(labels_)) == len(labels_) and any("clients=4" in x for x in labels_)
 
 
 def test_the_plan_action_opens_one_plan_tab(make_window):

@@ -1,7 +1,6 @@
 """The profile editor: highlighting, diff, render, save as, a malformed file, and a check
 against the machine's PostgreSQL 15."""
 import pytest
-from PySide6.QtCore import Qt
 
 from app.store import paths
 

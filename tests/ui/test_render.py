@@ -7,7 +7,8 @@ import xml.etree.ElementTree as ET
 import pytest
 
 from app.analysis.compare import load_comparison
-from app.model.runset import CHARTS, RunRef, run_colour
+from app.analysis.metrics import CHARTS
+from app.model.runset import RunRef, run_colour
 from tests.recorded import build_run
 
 

@@ -38,3 +38,23 @@ def test_special_distribution_matches_sysbench_shape():
     assert 0.74 < hot < 0.80           # 75 % on 1 % of the ids, plus the bell's share there
     uniform = id_picker("uniform", 10, random.Random(7))
     assert {uniform() for _ in range(2000)} == set(range(1, 11))
+
+
+def test_list_parameters_are_normalised_text_and_bad_items_are_sentences():
+    from workloads.params import Param
+    rates = Param("rates", "int-list", "100,500", "rows/s", min=1, max=1000)
+    assert rates.parse(" 100, 500 ,1_000,100") == "100,500,1000"
+    for bad, msg in (("100,x", "not 'x'"), ("0", "within 1 to 1000"), ("", "for example")):
+        with pytest.raises(ParamError, match=msg):
+            rates.parse(bad)
+    steps = Param("steps", "choice-list", "a,b", "which", choices=("a", "b", "c"))
+    assert steps.parse("c, a") == "a,c"               # in the declared order
+    with pytest.raises(ParamError, match="some of a, b, c .*not d"):
+        steps.parse("a,d")
+
+
+def test_metric_roles_are_checked():
+    from workloads.params import MetricSpec, PhaseSpec, WorkloadSpec
+    with pytest.raises(ValueError, match="role 'other'"):
+        WorkloadSpec("x", "X", "", (), ("postgres",), (PhaseSpec("m", "measured"),),
+                     (MetricSpec("a", "A", "", "rate", headline=True, role="other"),))

@@ -34,5 +34,5 @@ def test_a_plan_that_wrote_done_just_before_exiting_is_done(tmp_path, monkeypatc
         _write(tmp_path, "done", pid)
         return False
 
-    monkeypatch.setattr(plan, "_pid_alive", finishes_then_gone)
+    monkeypatch.setattr(plan, "pid_alive", finishes_then_gone)
     assert plan.status(str(tmp_path))["state"] == "done"

@@ -146,6 +146,8 @@ def test_a_plan_expands_targets_profiles_and_values_in_order():
     assert runs[3].params == {"duration": 10, "clients": 4}
     again = parse_plan(__import__("tomli_w").dumps(plan.to_dict()))
     assert [r.label for r in again.expand()] == [r.label for r in runs]
+    assert not again.perf
+    assert parse_plan(__import__("tomli_w").dumps({**plan.to_dict(), "perf": True})).perf
 
 
 @pytest.mark.parametrize("text, says", [
@@ -157,6 +159,7 @@ def test_a_plan_expands_targets_profiles_and_values_in_order():
     ("workload='w'\n[[targets]]\nname='a'\nmanaged='/x'\n[[runs]]\ntarget='b'",
      "no target named 'b'"),
     ("workload='w'\npause=-1\n[[targets]]\nname='a'\nmanaged='/x'", "pause is a number"),
+    ("workload='w'\nperf='yes'\n[[targets]]\nname='a'\nmanaged='/x'", "perf is true or false"),
 ])
 def test_a_bad_plan_is_a_sentence(text, says):
     with pytest.raises(PlanError, match=None) as e:

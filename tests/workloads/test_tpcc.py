@@ -51,14 +51,18 @@ def _assert_measure_matches(evs, sp: bool):
     assert client["new_orders"] > 100
     # NOPM as HammerDB defines it (sum of d_next_o_id) equals the client's count exactly
     assert res["new_orders"] == client["new_orders"] == m["counters"]["new_orders"]
-    # TPM from the server's counters within 5 % of the client's commits + rollbacks: on
-    # MySQL/MariaDB the virtual users' own sessions, since Com_commit is server-wide and
-    # other clients share the server (the server-wide count must hold at least ours)
+    # TPM from the server's counters against the client's commits + rollbacks: on
+    # MySQL/MariaDB within 5 % from the virtual users' own sessions, since Com_commit is
+    # server-wide and other clients share the server (the server-wide count must hold at
+    # least ours); on PostgreSQL the database's own count, exactly (its edges are read when
+    # every backend has reported; the machine's server runs without autovacuum)
     txns = client["commits"] + client["rollbacks"]
-    own = res["session_transactions"] if res["tpm_source"].startswith("SHOW") \
-        else res["server_transactions"]
-    assert abs(own - txns) <= 0.05 * txns, (res, m["server"])
-    assert res["server_transactions"] >= 0.95 * txns, (res, m["server"])
+    if res["tpm_source"].startswith("SHOW"):
+        own = res["session_transactions"]
+        assert abs(own - txns) <= 0.05 * txns, (res, m["server"])
+        assert res["server_transactions"] >= 0.95 * txns, (res, m["server"])
+    else:
+        assert res["server_transactions"] == txns, (res, m["server"])
     # every type ran, with latency percentiles from the histograms
     for t in ("new-order", "payment", "order-status", "delivery", "stock-level"):
         assert m["ops"][t] > 0, t
@@ -140,7 +144,7 @@ def _pg_user_without_create(url: str) -> str:
     user = unique("vs_noproc")
     with psycopg.connect(**PG, dbname=db, autocommit=True) as c:
         c.execute(f'CREATE ROLE "{user}" LOGIN')
-        c.execute(f'REVOKE CREATE ON SCHEMA public FROM PUBLIC')
+        c.execute('REVOKE CREATE ON SCHEMA public FROM PUBLIC')
         c.execute(f'GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public '
                   f'TO "{user}"')
     return user

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from app.store.session import SessionFile
-from tests.dbs import MY, PG, unique, versus
+from tests.dbs import MY, PG, query, unique, versus
 
 # --- HammerDB's schema ---------------------------------------------------------------------
 # PostgreSQL (pgoltp.tcl, not Oracle-compatible): NOT NULL nearly everywhere, smallint for
@@ -152,11 +152,11 @@ def _statements(text: str) -> list[str]:
 def _fill(engine: str, url: str) -> None:
     """One warehouse of TPC-C rows from Versus's own generator and bulk path, which name
     their columns, so HammerDB's column order does not matter."""
-    from workloads.db import TargetInfo
-    from workloads.tpcc.load import _LoadConn, _load_task
+    from workloads.db import BulkLoader, TargetInfo
+    from workloads.tpcc.load import _load_task
     server = PG if engine == "postgres" else MY
-    conn = _LoadConn(TargetInfo(engine, server["host"], server["port"], server["user"],
-                                _dbname(url)))
+    conn = BulkLoader(TargetInfo(engine, server["host"], server["port"], server["user"],
+                                _dbname(url)), relaxed=True)
     try:
         for seed, task in enumerate(("item", 1)):
             _load_task(conn, task, random.Random(seed))
@@ -236,19 +236,7 @@ def hammerdb(request):
 
 # --- what the tests look at ----------------------------------------------------------------
 def _execute(engine: str, url: str, sql: str) -> list[tuple]:
-    if engine == "postgres":
-        import psycopg
-        with psycopg.connect(**PG, dbname=_dbname(url), autocommit=True) as c:
-            cur = c.execute(sql)
-            return cur.fetchall() if cur.description else []
-    import pymysql
-    c = pymysql.connect(**MY, database=_dbname(url), autocommit=True)
-    try:
-        cur = c.cursor()
-        cur.execute(sql)
-        return list(cur.fetchall())
-    finally:
-        c.close()
+    return query(url, sql)
 
 
 def _scalar(engine: str, url: str, sql: str):

@@ -3,7 +3,7 @@ import random
 from collections import Counter
 
 from workloads.tpcc.load import CUSTOMERS, ITEMS
-from workloads.tpcc.transactions import Inputs
+from workloads.tpcc.inputs import Inputs
 
 
 def test_new_order_inputs_follow_the_standard_shape():

@@ -1,11 +1,12 @@
-"""point-query: sysbench-style primary-key point selects on sbtest<N> tables."""
-from ..params import Param, WorkloadSpec
+"""point-query: sysbench-style primary-key point selects on sbtest<N> tables; the first test of
+the micro suite run on its own (workloads.micro: same tables, clients and loop)."""
+from ..params import MetricSpec, Param, PhaseSpec, WorkloadSpec
 
 SPEC = WorkloadSpec(
     name="point-query",
     title="Point query",
     description="SELECT c FROM sbtest<N> WHERE id=? with uniform random ids "
-                "(sysbench oltp_point_select).",
+                "(sysbench oltp_point_select); the micro suite's point-query test alone.",
     params=(
         Param("tables", "int", 1, "Number of sbtest tables; each client picks a table "
               "at random per query.", min=1, max=1024, group="schema"),
@@ -22,8 +23,22 @@ SPEC = WorkloadSpec(
               "around the middle, the rest bell-shaped), for like-for-like comparisons.",
               choices=("uniform", "special")),
     ),
+    native=True,
     dialects=("postgres", "mysql"),
-    phases=("prepare", "warmup", "measure"),
+    phases=(
+        PhaseSpec("prepare", "load", unit="rows/s"),
+        PhaseSpec("warmup", "warmup", seconds="warmup", when="warmup > 0"),
+        PhaseSpec("measure", "measured", seconds="duration"),
+    ),
+    metrics=(
+        MetricSpec("qps", "QPS", "QPS", summary="rate", series="throughput",
+                   source="client count: queries completed by the clients / phase time",
+                   headline=True),
+        MetricSpec("server-qps", "Server QPS", "QPS", summary="server.rate",
+                   source="@server.source", role="check"),
+    ),
     throughput_unit="QPS",
+    op_name="query",
+    quick={"table-size": 2000, "clients": 2},
     runner="workloads.point_query.transactions:run",
 )

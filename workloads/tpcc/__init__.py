@@ -6,7 +6,7 @@ as server-side procedures or as client statements (`stored-procedures`), NOPM fr
 sum(d_next_o_id) and TPM from the server's commit+rollback counters, and the TPC-C
 consistency conditions (`versus check tpcc TARGET`).
 """
-from ..params import Param, WorkloadSpec
+from ..params import ChartSpec, MetricSpec, Param, PhaseSpec, WorkloadSpec
 
 SPEC = WorkloadSpec(
     name="tpcc",
@@ -42,8 +42,49 @@ SPEC = WorkloadSpec(
         Param("check-after", "bool", False, "Run the TPC-C consistency check after the "
               "measured period.", group="run"),
     ),
+    native=True,
     dialects=("postgres", "mysql"),
-    phases=("load", "rampup", "measure", "check"),
+    phases=(
+        PhaseSpec("load", "load", unit="rows/s"),
+        PhaseSpec("rampup", "warmup", seconds="rampup", when="rampup > 0"),
+        PhaseSpec("measure", "measured", seconds="duration"),
+        PhaseSpec("check", "check", when="check_after"),
+    ),
+    metrics=(
+        MetricSpec("nopm", "NOPM", "NOPM", summary="result.nopm", series="throughput",
+                   source="@result.nopm_source", headline=True),
+        MetricSpec("tpm", "TPM", "TPM", summary="result.tpm", series="server.tpm",
+                   source="@result.tpm_source"),
+        MetricSpec("client-nopm", "client", "NOPM", summary="result.client.nopm",
+                   source="new orders committed by the virtual users", role="check"),
+        MetricSpec("client-tpm", "client", "commits+rollbacks/min",
+                   summary="result.client.tpm",
+                   source="commits and rollbacks counted by the virtual users", role="check"),
+        MetricSpec("retries", "retries", "", summary="result.client.retries",
+                   source="deadlocks and serialization failures retried", role="check",
+                   lower_is_better=True),
+        MetricSpec("session-tpm", "the virtual users' sessions", "commits+rollbacks/min",
+                   summary="result.session_transactions/min",
+                   source="SHOW SESSION STATUS of the virtual users' connections",
+                   role="check"),
+        MetricSpec("client-cpu", "client CPU", "µs per transaction",
+                   summary="result.client_cpu_us_per_txn",
+                   source="getrusage of the virtual users", role="check",
+                   lower_is_better=True),
+    ),
+    charts=(
+        ChartSpec("nopm", "NOPM · client new orders; TPM · server commits+rollbacks",
+                  "per minute", ("throughput", "server.tpm"),
+                  labels=("NOPM", "TPM"),
+                  description="NOPM: new orders the virtual users committed, per minute; "
+                              "TPM: the server's commits + rollbacks, per minute"),
+        ChartSpec("tpm", "Transactions per minute", "TPM", ("server.tpm",),
+                  description="the server's commits + rollbacks per minute"),
+    ),
     throughput_unit="NOPM",
+    op_name="transaction",
+    quick={"warehouses": 1, "vus": 2, "rampup": 1, "load-clients": 2},
+    vu_home=("Home warehouse", "The warehouse(s) this user's transactions start from"),
     runner="workloads.tpcc.transactions:run",
+    checker="workloads.tpcc.check:run_check",
 )

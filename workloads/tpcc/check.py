@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from ..db import SqlSession, TargetInfo
+from ..db import SqlSession, TargetInfo, check_conditions, condition_lines
 from . import load
 
 CONDITIONS = (
@@ -82,20 +82,7 @@ def check(target: TargetInfo) -> dict:
 
 
 def _conditions(db: SqlSession) -> list[dict]:
-    res = []
-    for cid, name, of, sql in CONDITIONS:
-        t0 = time.monotonic()
-        try:
-            n = int(db.scalar(sql) or 0)
-            res.append({"id": cid, "name": name, "ok": n == 0, "offending": n, "of": of,
-                        "seconds": round(time.monotonic() - t0, 3)})
-        except Exception as exc:
-            res.append({"id": cid, "name": name, "ok": False, "offending": None, "of": of,
-                        "error": str(exc).strip().splitlines()[0] if str(exc).strip() else
-                        repr(exc)})
-            if db.dialect == "postgres" and not db.conn.autocommit:
-                db.conn.rollback()
-    return res
+    return check_conditions(db, CONDITIONS)
 
 
 def _explain_w_ytd(db: SqlSession, conditions: list[dict]) -> None:
@@ -124,16 +111,15 @@ def describe(result: dict) -> list[str]:
                      + (", not built by Versus" if s.get("origin") == "other" else "") + ")")
     else:
         lines.append(f"schema: FAIL ({s.get('problem') or 'incomplete'})")
-    for c in result["conditions"]:
-        if c.get("error"):
-            lines.append(f"condition {c['id']}: FAIL  {c['name']}: {c['error']}")
-        else:
-            lines.append(f"condition {c['id']}: {'PASS' if c['ok'] else 'FAIL'}  {c['name']}"
-                         f" ({c['offending']} offending {c['of']})")
-        if c.get("note"):
-            lines.append(f"  note: {c['note']}")
+    lines += condition_lines(result["conditions"])
     lines.append("consistency: " + ("PASS" if result["ok"] else "FAIL"))
     return lines
+
+
+def run_check(target) -> dict:
+    """The check as `versus check tpcc` runs it: the result with its lines."""
+    result = check(target)
+    return {**result, "lines": describe(result)}
 
 
 def run_phase(agent) -> dict:

@@ -21,11 +21,12 @@ import os
 import queue as _queue
 import random
 import re
-import tempfile
+import signal
 import time
 from pathlib import Path
 
-from ..db import DatabaseError, SqlSession, TargetInfo
+from ..db import BulkLoader, DatabaseError, SqlSession, TargetInfo
+from ..driver import die_with_parent
 
 ITEMS = 100_000
 DISTRICTS = 10
@@ -303,14 +304,11 @@ def load(agent) -> None:
         dur = time.monotonic() - t0
         total = sum(rows.values())
         agent.progress("load", w_total, w_total, unit="warehouses")
-        agent.em.emit("summary", phase="load", interval=[0, 0], duration_s=round(dur, 3),
-                      ops_total=total, rate=round(total / dur, 1) if dur else None,
-                      unit="rows/s", rows=rows, rows_total=total, warehouses=w_total,
-                      load_clients=nproc, data_s=round(t_data, 3),
-                      index_s=round(dur - t_data, 3),
-                      method="COPY FROM STDIN" if target.dialect == "postgres"
-                      else "LOAD DATA LOCAL INFILE", ops={}, errors={}, hist={}, lat_ms={},
-                      errors_total=0)
+        agent.load_summary("load", total, dur, rows=rows, warehouses=w_total,
+                           load_clients=nproc, data_s=round(t_data, 3),
+                           index_s=round(dur - t_data, 3),
+                           method="COPY FROM STDIN" if target.dialect == "postgres"
+                           else "LOAD DATA LOCAL INFILE")
         agent.log(f"loaded {w_total} warehouse(s), {total:,} rows in {dur:.1f} s "
                   f"({total / dur:,.0f} rows/s, {nproc} loader process(es))")
 
@@ -325,8 +323,8 @@ def _run_pool(agent, target: TargetInfo, nproc: int, tasks: list, fn, w_total) -
     n = max(1, min(nproc, len(tasks)))
     for _ in range(n):
         tq.put(None)
-    procs = [ctx.Process(target=_worker, args=(fn, target, tq, out, i), daemon=True,
-                         name=f"versus-load{i + 1}") for i in range(n)]
+    procs = [ctx.Process(target=_worker, args=(fn, target, tq, out, i, os.getpid()),
+                         daemon=True, name=f"versus-load{i + 1}") for i in range(n)]
     for pr in procs:
         pr.start()
     rows: dict[str, int] = {}
@@ -365,10 +363,13 @@ def _run_pool(agent, target: TargetInfo, nproc: int, tasks: list, fn, w_total) -
     return rows
 
 
-def _worker(fn, target: TargetInfo, tq, out, index: int) -> None:
+def _worker(fn, target: TargetInfo, tq, out, index: int, parent: int) -> None:
+    # a loader ends on SIGTERM (the agent's handler came with the fork) and with its agent
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    die_with_parent(parent)
     conn = None
     try:
-        conn = _LoadConn(target)
+        conn = BulkLoader(target, relaxed=True)
         while True:
             task = tq.get()
             if task is None:
@@ -390,116 +391,8 @@ def _first_line(exc: Exception) -> str:
     return s.splitlines()[0] if s else type(exc).__name__
 
 
-class _LoadConn:
-    """One loader connection with a bulk `put(table, columns, tsv_bytes)`."""
 
-    def __init__(self, target: TargetInfo):
-        self.dialect = target.dialect
-        self.local_infile = True
-        if self.dialect == "postgres":
-            from ..db import connect_pg
-            self.conn = connect_pg(target, autocommit=True)
-            self.conn.execute("SET synchronous_commit = off")
-            self.conn.execute("SET maintenance_work_mem = '256MB'")
-        else:
-            self._connect_mysql(target)
-        self.tmpdir = "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) \
-            else None
-
-    def _connect_mysql(self, target: TargetInfo) -> None:
-        from ..db import mysql_driver, _explain
-        kw = dict(host=target.address, port=target.port, user=target.user or "root",
-                  password=target.password, database=target.database, connect_timeout=10,
-                  autocommit=True, local_infile=True)
-        if mysql_driver() == "mysqlclient":
-            import MySQLdb as drv
-        else:
-            import pymysql as drv
-            kw["ssl_disabled"] = True
-        try:
-            self.conn = drv.connect(**kw)
-        except drv.Error as exc:
-            raise _explain(target, exc) from None
-        self.execute("SET unique_checks = 0")
-        self.execute("SET foreign_key_checks = 0")
-
-    def execute(self, sql: str) -> None:
-        if self.dialect == "postgres":
-            self.conn.execute(sql)
-            return
-        cur = self.conn.cursor()
-        try:
-            cur.execute(sql)
-        finally:
-            cur.close()
-
-    def put(self, table: str, columns: str, data: bytes) -> None:
-        if not data:
-            return
-        if self.dialect == "postgres":
-            with self.conn.cursor() as cur:
-                with cur.copy(f"COPY {table} ({columns}) FROM STDIN") as cp:
-                    cp.write(data)
-            return
-        if self.local_infile:
-            fd, path = tempfile.mkstemp(prefix="versus-tpcc-", suffix=".tsv", dir=self.tmpdir)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(data)
-                self.execute(f"LOAD DATA LOCAL INFILE '{path}' INTO TABLE {table} "
-                             f"CHARACTER SET latin1 ({columns})")
-                return
-            except Exception as exc:
-                low = str(exc).lower()
-                if "local" not in low and "not allowed" not in low and "1148" not in low \
-                        and "3948" not in low and "2068" not in low:
-                    raise
-                self.local_infile = False      # the server refuses local files: INSERTs
-            finally:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
-        self._insert(table, columns, data)
-
-    def put_stream(self, table: str, columns: str, chunks) -> None:
-        """Stream byte chunks into one table: one COPY whose writes go out on a background
-        thread while the next chunk is generated (PostgreSQL); one load per chunk (MySQL)."""
-        if self.dialect != "postgres":
-            for data in chunks:
-                self.put(table, columns, data)
-            return
-        from psycopg.copy import QueuedLibpqWriter
-        with self.conn.cursor() as cur:
-            with cur.copy(f"COPY {table} ({columns}) FROM STDIN",
-                          writer=QueuedLibpqWriter(cur)) as cp:
-                for data in chunks:
-                    cp.write(data)
-
-    def _insert(self, table: str, columns: str, data: bytes) -> None:
-        rows = data.decode().split("\n")
-        batch: list[str] = []
-        size = 0
-        for line in rows:
-            if not line:
-                continue
-            vals = ",".join("NULL" if v == "\\N" else f"'{v}'" for v in line.split("\t"))
-            batch.append(f"({vals})")
-            size += len(vals)
-            if size > 1 << 20:
-                self.execute(f"INSERT INTO {table} ({columns}) VALUES {','.join(batch)}")
-                batch, size = [], 0
-        if batch:
-            self.execute(f"INSERT INTO {table} ({columns}) VALUES {','.join(batch)}")
-
-    def close(self) -> None:
-        try:
-            self.conn.close()
-        except Exception:
-            pass
-
-
-def _sql_task(conn: _LoadConn, stmt: str, rng) -> dict:
+def _sql_task(conn: BulkLoader, stmt: str, rng) -> dict:
     conn.execute(stmt)
     return {}
 
@@ -559,7 +452,7 @@ COLS = {
 }
 
 
-def _load_task(conn: _LoadConn, task, rng: random.Random) -> dict:
+def _load_task(conn: BulkLoader, task, rng: random.Random) -> dict:
     g = _Gen(rng)
     if task == "item":
         return _load_items(conn, g)
@@ -578,7 +471,7 @@ def _chunks(rows, size: int = 20_000):
         yield "".join(buf).encode()
 
 
-def _load_items(conn: _LoadConn, g: _Gen) -> dict:
+def _load_items(conn: BulkLoader, g: _Gen) -> dict:
     rr = g.rr
     conn.put_stream("item", COLS["item"], _chunks(
         f"{i}\t{1 + int(rr() * 10000)}\t{g.a(14, 24)}\t"
@@ -632,7 +525,7 @@ def _order_line_rows(g: _Gen, w: int, counts: list[list[int]]):
                        f"{(1 + int(rr() * 999999)) / 100:.2f}\t{dists[int(rr() * 4096)]}\n")
 
 
-def _load_warehouse(conn: _LoadConn, g: _Gen, w: int) -> dict:
+def _load_warehouse(conn: BulkLoader, g: _Gen, w: int) -> dict:
     rr = g.rr
     now = g.now
     counts: dict[str, int] = {}

@@ -1,15 +1,20 @@
-"""Prepare sbtest<N>: reuse tables that match, else create and bulk-load them.
+"""Prepare sbtest1..N as sysbench does: reuse tables that match, else create and bulk-load.
 
-Bulk path: COPY for PostgreSQL, multi-row INSERTs in large transactions for MySQL/MariaDB.
-The secondary index on k is built after the rows are in, as sysbench's --create-secondary
-does for speed.
+Rows as sysbench's oltp_common.lua makes them: id 1..table-size, k uniform in 1..table-size
+(sysbench 1.1's default distribution), c ten and pad five groups of 11 random digits joined
+by '-'. Bulk path: COPY for PostgreSQL, multi-row INSERTs in large transactions for
+MySQL/MariaDB; the secondary index on k is built after the rows are in, and PostgreSQL's
+SERIAL sequence is moved past the loaded ids so inserts get new ones, as after sysbench's
+own prepare.
 """
 from __future__ import annotations
 
 import random
+import time
 from pathlib import Path
 
 from ..db import SqlSession
+from .values import Strings
 
 BATCH = 5000
 _SCHEMA = Path(__file__).with_name("schema")
@@ -20,15 +25,6 @@ def schema_statements(dialect: str, n: int) -> tuple[str, str]:
     body = "\n".join(ln for ln in text.splitlines() if not ln.startswith("-- "))
     create, index = (part.strip().rstrip(";") for part in body.split("--\n"))
     return create.format(n=n), index.format(n=n)
-
-
-def _rand_group(rng: random.Random, groups: int) -> str:
-    # sysbench's c/pad pattern: groups of 11 digits separated by '-'
-    return "-".join("%011d" % rng.randrange(10**11) for _ in range(groups))
-
-
-def _row_pool(rng: random.Random, size: int = 4096) -> tuple[list[str], list[str]]:
-    return ([_rand_group(rng, 10) for _ in range(size)], [_rand_group(rng, 5) for _ in range(size)])
 
 
 def table_matches(db: SqlSession, n: int, size: int) -> bool:
@@ -56,44 +52,55 @@ def prepare(agent) -> None:
             agent.progress("prepare", tables * size, tables * size)
             return
         agent.log(f"loading {len(todo)} table(s) of {size} rows")
+        t0 = time.monotonic()
         total = len(todo) * size
         done = 0
         rng = random.Random(12345)
-        cs, pads = _row_pool(rng)
+        strings = Strings(rng)
         for n in todo:
             create, index = schema_statements(db.dialect, n)
             db.execute(f"DROP TABLE IF EXISTS sbtest{n}")
             db.execute(create)
             loader = _copy_pg if db.dialect == "postgres" else _insert_mysql
-            for rows in loader(db, n, size, rng, cs, pads):
+            for rows in loader(db, n, size, rng, strings):
                 done += rows
                 agent.progress("prepare", done, total)
                 agent.check_stop()
             db.execute(index)
-            db.execute(f"ANALYZE TABLE sbtest{n}" if db.dialect == "mysql" else f"ANALYZE sbtest{n}")
+            if db.dialect == "postgres":
+                db.execute(f"SELECT setval(pg_get_serial_sequence('sbtest{n}', 'id'), "
+                           f"{max(size, 1)}, {'true' if size else 'false'})")
+                db.execute(f"ANALYZE sbtest{n}")
+            else:
+                db.execute(f"ANALYZE TABLE sbtest{n}")
+        agent.load_summary("prepare", total, time.monotonic() - t0, tables=len(todo),
+                           method="COPY FROM STDIN" if db.dialect == "postgres"
+                           else "multi-row INSERT")
     finally:
         db.close()
 
 
-def _copy_pg(db: SqlSession, n: int, size: int, rng, cs, pads):
+def _rows(strings: Strings, rng: random.Random, start: int, end: int, size: int):
+    rr, c, pad = rng.random, strings.c, strings.pad
+    for i in range(start, end + 1):
+        yield i, int(rr() * size) + 1, c(), pad()
+
+
+def _copy_pg(db: SqlSession, n: int, size: int, rng, strings):
     conn = db.conn
-    pool = len(cs)
-    rr = rng.random
     with conn.transaction():
         with conn.cursor() as cur:
             with cur.copy(f"COPY sbtest{n} (id, k, c, pad) FROM STDIN") as copy:
                 for start in range(1, size + 1, BATCH):
                     end = min(size, start + BATCH - 1)
-                    buf = "".join(f"{i}\t{int(rr() * size) + 1}\t{cs[int(rr() * pool)]}\t"
-                                  f"{pads[int(rr() * pool)]}\n" for i in range(start, end + 1))
+                    buf = "".join(f"{i}\t{k}\t{c}\t{pad}\n"
+                                  for i, k, c, pad in _rows(strings, rng, start, end, size))
                     copy.write(buf.encode())
                     yield end - start + 1
 
 
-def _insert_mysql(db: SqlSession, n: int, size: int, rng, cs, pads):
+def _insert_mysql(db: SqlSession, n: int, size: int, rng, strings):
     conn = db.conn
-    pool = len(cs)
-    rr = rng.random
     per_stmt = 1000
     cur = conn.cursor()
     try:
@@ -102,8 +109,8 @@ def _insert_mysql(db: SqlSession, n: int, size: int, rng, cs, pads):
             cur.execute("BEGIN")
             for s in range(start, end + 1, per_stmt):
                 e = min(end, s + per_stmt - 1)
-                values = ",".join(f"({i},{int(rr() * size) + 1},'{cs[int(rr() * pool)]}',"
-                                  f"'{pads[int(rr() * pool)]}')" for i in range(s, e + 1))
+                values = ",".join(f"({i},{k},'{c}','{pad}')"
+                                  for i, k, c, pad in _rows(strings, rng, s, e, size))
                 cur.execute(f"INSERT INTO sbtest{n} (id, k, c, pad) VALUES {values}")
             cur.execute("COMMIT")
             yield end - start + 1

@@ -1,0 +1,148 @@
+"""What a comparison's slide deck shows, as plain data for app.store.export.write_deck:
+native line charts (series thinned to a few hundred points a line, keeping every peak; axes
+that hold all the data in at most eight round steps), the key results for the title slide,
+and the small print saying where the numbers come from.
+
+    charts = [deck_chart(comp, name, mode="overlay") for name in comp.deck_charts()]
+    write_deck(path, comp.title(), subtitle, comp.deck_runs(), charts, comp.tables(base),
+               footer=footer_text(comp), key_results=key_results(comp, base))
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from app.analysis.compare import Comparison, _short_version, fmt_row
+from app.analysis.metrics import METRICS, chart as chart_def, spec_of
+from app.model.runset import LINE_STYLES, Chart, short_title
+from app.model.scale import clock_step, log_range, phase_labels, value_range
+from app.store.export import DeckChart, DeckPanel, DeckSeries
+
+MAX_POINTS = 400                # per line: an editable chart stays light in PowerPoint
+
+
+def line_styles(keys: Sequence[str]) -> dict[str, str]:
+    """Each metric's line style in a chart of several: its own, unless another metric of the
+    chart has that style too (NOPM and TPM both solid), then one of LINE_STYLES in turn."""
+    own = [METRICS[k].style if k in METRICS else "solid" for k in keys]
+    if len(set(own)) == len(own):
+        return dict(zip(keys, own))
+    return {k: LINE_STYLES[i % len(LINE_STYLES)] for i, k in enumerate(keys)}
+
+
+def thin(t: Sequence[float], v: Sequence[float], max_points: int = MAX_POINTS
+         ) -> tuple[list[float], list[float]]:
+    """At most ``max_points`` points: per bucket its lowest and highest, in time order, so no
+    peak or dip disappears (what the screen's "peak" downsampling shows too)."""
+    n = len(t)
+    if n <= max_points:
+        return list(t), list(v)
+    per = max(1, -(-n * 2 // max_points))
+    xs, ys = [], []
+    for a in range(0, n, per):
+        idx = [i for i in range(a, min(n, a + per)) if v[i] == v[i]]
+        if not idx:
+            continue
+        lo = min(idx, key=lambda i: v[i])
+        hi = max(idx, key=lambda i: v[i])
+        for i in sorted({lo, hi}):
+            xs.append(t[i])
+            ys.append(v[i])
+    return xs, ys
+
+
+def footer_text(comp: Comparison, chart: Chart | None = None) -> str:
+    """The configuration of each run and where the chart's numbers come from."""
+    runs = []
+    for r in comp.runs:
+        params = ", ".join(f"{k}={v}" for k, v in r.params.items() if k not in ("rebuild",))
+        server = _short_version(r.engine, r.server_version) if r.server_version else r.target
+        runs.append(f"{r.index + 1}. {server} on {r.hostname}"
+                    + (f" ({r.cores} cores)" if r.cores else "") + f", {r.workload} {params}")
+    source = (chart.description or chart.title) if chart is not None else (
+        "throughput: client count per interval; latency: the agent's histograms; "
+        "host: /proc on the benchmark host")
+    return f"{source[0].upper()}{source[1:]}.  " + "  ·  ".join(runs)
+
+
+def deck_chart(comp: Comparison, name: str, mode: str = "overlay", log_y: bool = False,
+               footer: bool = False) -> DeckChart:
+    ch = chart_def(name)
+    unit = ch.unit or comp.metric_unit(ch.metrics[0])
+    many = len(ch.metrics) > 1
+    n = len(comp.runs)
+    groups = [list(range(n))] if mode == "overlay" else [[i] for i in range(n)]
+    lo, hi = comp.time_range()
+    styles = line_styles(ch.metrics)
+    panels, values = [], []
+    for members in groups:
+        series = []
+        for i in members:
+            r = comp.runs[i]
+            for k in ch.metrics:
+                t, v = comp.series(i, k)
+                if not len(t):
+                    continue
+                values.append(v)
+                xs, ys = thin(t, v)
+                m = METRICS[k]
+                series.append(DeckSeries(
+                    r.label if not many else f"{r.label} · {short_title(m.title)}",
+                    r.colour, styles[k] if many else "solid", xs, ys))
+        marks = [(x, label) for x, label, _left in
+                 phase_labels(comp.phase_marks(members), lo, hi)]
+        first = comp.runs[members[0]]
+        panels.append(DeckPanel(first.label if len(members) == 1 else "", first.colour, series,
+                                marks))
+    if log_y:
+        a, b = log_range(values)
+        y_range = (a, b, 1.0)
+    else:
+        y_range = value_range(values, from_zero=True, fixed_top=ch.y_max)
+    align = comp.align_phase
+    subtitle = (f"{unit} · " if unit else "") + (
+        f"time since the start of phase {align}" if align else "time since each run started")
+    if log_y:
+        subtitle += " · log scale"
+    head = ch.title.split(" · ")[0]
+    return DeckChart(name, ch.title, subtitle, f"{head} ({unit})" if unit else head,
+                     f"time since the start of {align}" if align else "elapsed",
+                     panels, y_range, (lo, hi, clock_step(hi - lo)),
+                     log_y=log_y, footer=footer_text(comp, ch) if footer else "")
+
+
+def key_results(comp: Comparison, base: int = 0, phase: str | None = None) -> list[str]:
+    """Title-slide lines: each workload's headline metric in the measured phase, every run's
+    value and its ratio to the base run."""
+    phases = comp.common_phases() if len(comp) > 1 else comp.phase_order()
+    if phase is None:
+        phase = comp.align_phase if comp.align_phase in phases else next(
+            (p for p in reversed(phases) if any(
+                (spec_of(r.workload) and spec_of(r.workload).phase_role(p) == "measured")
+                for r in comp.runs)), phases[-1] if phases else None)
+    if phase is None:
+        return []
+    keys = []
+    for r in comp.runs:
+        spec = spec_of(r.workload)
+        key = spec.headline.key if spec is not None else "throughput"
+        if key not in keys:
+            keys.append(key)
+    vals = [comp.phase_values(i, phase) for i in range(len(comp.runs))]
+    out = []
+    b = comp.runs[base] if 0 <= base < len(comp.runs) else comp.runs[0]
+    for key in keys:
+        nums = [v.get(key) for v in vals]
+        if all(x is None for x in nums):
+            continue
+        m = METRICS.get(key)
+        title = m.title if m else key
+        unit = comp.metric_unit(key) if m else ""
+        texts = fmt_row(nums)
+        base_v = nums[b.index]
+        parts = []
+        for r, x, text in zip(comp.runs, nums, texts):
+            ratio = (f" ({x / base_v:.2f}× run {b.index + 1})"
+                     if r.index != b.index and x is not None and base_v else "")
+            parts.append(f"{r.index + 1}. {r.label}: {text} {unit}{ratio}".replace("  ", " "))
+        out.append(f"{title} in {phase}: " + ";  ".join(parts))
+    return out

@@ -1,0 +1,357 @@
+"""Run the suite: one phase per test, virtual users running that test's sysbench event.
+
+An event is what sysbench's event() does once: one statement for most tests, a
+BEGIN … COMMIT transaction for read-only, read-write and write-only. Each virtual user counts
+events (TPS) in its histogram slot and statements (QPS), rows deleted and rows inserted in
+its workload counters; the sample's and the summary's rate is statements per second.
+"""
+from __future__ import annotations
+
+import functools
+import time
+from typing import Callable
+
+from ..events import bucket_of
+from . import clients, load, suite
+from .clients import StatementFailed
+from .suite import Test
+from .values import Strings, id_picker
+
+COUNTERS = ("statements", "rows_deleted", "rows_inserted")
+_STATEMENTS, _DELETED, _INSERTED = range(3)
+
+
+def run(agent) -> None:
+    p = agent.params
+    with agent.phase("prepare"):
+        load.prepare(agent)
+    kind = clients.driver_for(agent.target, p.get("mysql-driver", "auto"))
+    agent.log(f"clients: {kind}")
+    for step in suite.steps(p):
+        run_test(agent, step.test, step.phase, p[step.seconds_param],
+                 warmup=p.get("warmup", 0), warmup_name=suite.warmup_phase(step))
+
+
+def run_test(agent, test: Test, phase: str, seconds: float, warmup: float = 0,
+             warmup_name: str = "") -> dict:
+    """Run one test as a phase (after its warm-up phase when `warmup` > 0)."""
+    fn = functools.partial(vu_main, test)
+    clients_n = agent.params["clients"]
+    if warmup > 0:
+        agent.run_clients(warmup_name, fn, clients_n, warmup, (test.family,),
+                          counters=COUNTERS, rate=_qps)
+    return agent.run_clients(phase, fn, clients_n, seconds, (test.family,),
+                             counters=COUNTERS, rate=_qps,
+                             summary_extra=functools.partial(_summary_extra, agent, test),
+                             session_counter=" + ".join(clients.SESSION_COUNTERS))
+
+
+def _qps(ops: dict, counters: dict, seconds: float) -> float:
+    return counters.get("statements", 0) / seconds if seconds > 0 else 0.0
+
+
+def _summary_extra(agent, test: Test, summary: dict) -> dict:
+    p = agent.params
+    counters = summary.get("counters") or {}
+    stmts = counters.get("statements", 0)
+    kind = clients.driver_for(agent.target, p.get("mysql-driver", "auto"))
+    drv = summary.get("driver_cpu") or {}
+    cpu = (drv.get("user_s") or 0) + (drv.get("system_s") or 0)
+    out: dict = {
+        "test": {"name": test.name, "group": suite.GROUPS[test.group],
+                 "statements_per_transaction": test.per_event, "range": test.range or None,
+                 "sql": list(dict.fromkeys(test.statements))},
+        "sql_client": {"driver": kind, "protocol": _PROTOCOLS[kind],
+                   "cpu_us_per_statement": round(cpu * 1e6 / stmts, 2) if stmts else None},
+    }
+    if test.family == "scan":
+        out["scan"] = {"rows": summary.get("ops_total", 0) * p["table-size"],
+                       "source": "full scans completed × table-size rows per table"}
+    check = _server_check(agent, test, summary)
+    if check:
+        out["server_check"] = check
+    return out
+
+
+_PROTOCOLS = {"postgres": clients.PgClient.protocol, "mariadb": clients.MariadbClient.protocol,
+              "mysqlclient": clients.MysqlclientClient.protocol,
+              "pymysql": clients.PymysqlClient.protocol}
+
+
+def _server_check(agent, test: Test, summary: dict) -> dict | None:
+    """The server's own count of the test's statements and transactions over the phase."""
+    srv = summary.get("server") or {}
+    if "delta" not in srv:
+        return None
+    single = not test.txn
+    if agent.target.dialect == "postgres":
+        # every statement outside BEGIN … COMMIT is a transaction of its own
+        n = srv["delta"]
+        return {"transactions": n, "statements": n if single else None,
+                "source": "pg_stat_database xact_commit + xact_rollback, less the "
+                          "monitor's polls"}
+    if str(srv.get("source", "")).startswith("SHOW SESSION STATUS"):
+        n = srv["delta"]
+        return {"statements": n, "transactions": n if single else None,
+                "source": "SHOW SESSION STATUS of the virtual users' connections, "
+                          "Com_select … Com_rollback"}
+    d = srv.get("counters") or {}
+    n = sum(d.get(c, 0) for c in clients.SESSION_COUNTERS)
+    return {"statements": n, "transactions": n if single else None,
+            "source": "SHOW GLOBAL STATUS " + " + ".join(clients.SESSION_COUNTERS)
+                      + " (server-wide: other clients count too)"}
+
+
+# --- virtual users -------------------------------------------------------------------------
+def vu_main(test: Test, vu) -> None:
+    client = clients.connect(vu.target, vu.params.get("mysql-driver", "auto"))
+    try:
+        event = build_event(test, client, vu)
+        client.settle()
+        before = client.session_statements()
+        if not vu.wait_for_go():
+            return
+        if _loop(vu, event) and before is not None:
+            vu.report_server_count(client.session_statements() - before)
+    finally:
+        client.close()
+
+
+def _loop(vu, event: Callable[[], int]) -> bool:
+    """Run events until told to stop; False when the connection was lost."""
+    arr, base = vu.arr, vu.base(0)
+    hb = base + 2
+    carr, cs = vu.carr, vu.cbase + _STATEMENTS
+    stop = vu.stop
+    clock = time.perf_counter_ns
+    reported: set[str] = set()
+    while not stop.value:
+        t0 = clock()
+        try:
+            n = event()
+        except StatementFailed as exc:
+            arr[base + 1] += 1
+            carr[cs] += exc.sent
+            msg = str(exc).split("\n")[0]
+            if exc.lost:
+                vu.connection_lost(msg)
+                return False
+            if msg not in reported and len(reported) < 5:     # once per kind, not a flood
+                reported.add(msg)
+                vu.report_error(("ignored as sysbench does: " if exc.ignorable else "")
+                                + msg)
+            continue
+        arr[hb + bucket_of((clock() - t0) // 1000)] += 1
+        arr[base] += 1
+        carr[cs] += n
+    return True
+
+
+class _Ctx:
+    """What an event builder needs: the client's statements per table and value drawers."""
+
+    def __init__(self, test: Test, client: clients.Client, vu):
+        p = vu.params
+        self.client = client
+        self.dialect = vu.target.dialect
+        self.tables, self.size = p["tables"], p["table-size"]
+        self.rr = vu.rng.random
+        dist = "zipfian" if test.family == "update-zipf" else p.get("distribution", "uniform")
+        self.pick = id_picker(dist, self.size, vu.rng)
+        strings = Strings(vu.rng, client.strings) if test.writes else None
+        self.c = strings.drawn(strings.c) if strings else None
+        self.pad = strings.drawn(strings.pad) if strings else None
+        self.carr, self.cbase = vu.carr, vu.cbase
+        self.index = vu.index
+
+    def per_table(self, sql: str, types: str = "", count: bool = False) -> list:
+        return [self.client.prepare(sql.format(n=n), types, count)
+                for n in range(1, self.tables + 1)]
+
+    def table(self) -> Callable[[], int]:
+        rr, t = self.rr, self.tables
+        return lambda: int(rr() * t)
+
+
+def build_event(test: Test, client: clients.Client, vu) -> Callable[[], int]:
+    """Prepare the test's statements on this connection; return its event."""
+    ctx = _Ctx(test, client, vu)
+    fam = test.family
+    if test.txn:
+        return _transaction(ctx, test)
+    if fam in ("point-query", "delete", "update-index"):
+        sql = {"point-query": suite.POINT, "delete": suite.DELETE,
+               "update-index": suite.UPDATE_INDEX}[fam]
+        return _by_id(ctx, sql, count_slot=_DELETED if fam == "delete" else None)
+    if fam.startswith("points-") or fam == "random-points":
+        return _in_list(ctx, test.statements[0], test.range)
+    if fam == "hot-points":
+        hot = ctx.size // 2
+        return _fixed(ctx, test.statements[0], "i" * test.range,
+                      tuple(range(hot + 1, hot + 1 + test.range)))
+    if fam.startswith("range-") or fam == "read-only-count":
+        width = test.range if fam.startswith("range-") else test.range - 1
+        return _between(ctx, test.statements[0], width)
+    if fam == "scan":
+        run = ctx.per_table(suite.SCAN)[ctx.index % ctx.tables]
+
+        def scan() -> int:
+            run(())
+            return 1
+        return scan
+    if fam in ("update-nonindex", "update-zipf"):
+        return _update_c(ctx, suite.UPDATE_NONINDEX)
+    if fam == "update-one":
+        return _update_c(ctx, test.statements[0], one=True)
+    if fam == "update-inlist":
+        return _update_inlist(ctx, test.statements[0], test.range)
+    if fam == "insert":
+        return _insert(ctx)
+    raise ValueError(f"no event for test {test.name}")
+
+
+def _by_id(ctx: _Ctx, sql: str, count_slot: int | None = None) -> Callable[[], int]:
+    runs = ctx.per_table(sql, "i", count=count_slot is not None)
+    pick, table = ctx.pick, ctx.table()
+    if count_slot is None:
+        def event() -> int:
+            runs[table()]((pick(),))
+            return 1
+        return event
+    carr, slot = ctx.carr, ctx.cbase + count_slot
+
+    def counted() -> int:
+        carr[slot] += runs[table()]((pick(),))
+        return 1
+    return counted
+
+
+def _in_list(ctx: _Ctx, sql: str, n: int) -> Callable[[], int]:
+    runs = ctx.per_table(sql, "i" * n)
+    pick, table, rng = ctx.pick, ctx.table(), range(n)
+
+    def event() -> int:
+        runs[table()](tuple([pick() for _ in rng]))
+        return 1
+    return event
+
+
+def _fixed(ctx: _Ctx, sql: str, types: str, params: tuple) -> Callable[[], int]:
+    runs = ctx.per_table(sql, types)
+    table = ctx.table()
+
+    def event() -> int:
+        runs[table()](params)
+        return 1
+    return event
+
+
+def _between(ctx: _Ctx, sql: str, width: int) -> Callable[[], int]:
+    runs = ctx.per_table(sql, "ii")
+    pick, table = ctx.pick, ctx.table()
+
+    def event() -> int:
+        lo = pick()
+        runs[table()]((lo, lo + width))
+        return 1
+    return event
+
+
+def _update_c(ctx: _Ctx, sql: str, one: bool = False) -> Callable[[], int]:
+    runs = ctx.per_table(sql, "s" if one else "si")
+    pick, table, c = ctx.pick, ctx.table(), ctx.c
+    if one:
+        def event_one() -> int:
+            runs[table()]((c(),))
+            return 1
+        return event_one
+
+    def event() -> int:
+        runs[table()]((c(), pick()))
+        return 1
+    return event
+
+
+def _update_inlist(ctx: _Ctx, sql: str, n: int) -> Callable[[], int]:
+    runs = ctx.per_table(sql, "s" + "i" * n)
+    pick, table, c, rng = ctx.pick, ctx.table(), ctx.c, range(n)
+
+    def event() -> int:
+        runs[table()]((c(), *[pick() for _ in rng]))
+        return 1
+    return event
+
+
+def _insert(ctx: _Ctx) -> Callable[[], int]:
+    runs = ctx.per_table(suite.INSERT_AUTO[ctx.dialect], "iss", count=True)
+    pick, table, c, pad = ctx.pick, ctx.table(), ctx.c, ctx.pad
+    carr, slot = ctx.carr, ctx.cbase + _INSERTED
+
+    def event() -> int:
+        carr[slot] += runs[table()]((pick(), c(), pad()))
+        return 1
+    return event
+
+
+def _transaction(ctx: _Ctx, test: Test) -> Callable[[], int]:
+    """sysbench's oltp_read_only / read_write / write_only event: BEGIN, 10 point selects on
+    one table, one of each range select chosen, the writes, COMMIT; every execute_*() picks
+    its own table, as oltp_common.lua does."""
+    client, pick, table = ctx.client, ctx.pick, ctx.table()
+    begin, commit = client.prepare("BEGIN"), client.prepare("COMMIT")
+    rollback = client.prepare("ROLLBACK")
+    stmts = test.statements
+    n_points = stmts.count(suite.POINT)
+    points = ctx.per_table(suite.POINT, "i") if n_points else None
+    point_range = range(n_points)
+    width = test.range - 1
+    ranges = [ctx.per_table(s, "ii") for s in stmts
+              if s in (suite.SIMPLE, suite.SUM, suite.ORDER, suite.DISTINCT)]
+    writes = test.writes
+    if writes:
+        upd_k = ctx.per_table(suite.UPDATE_INDEX, "i")
+        upd_c = ctx.per_table(suite.UPDATE_NONINDEX, "si")
+        delete = ctx.per_table(suite.DELETE, "i", count=True)
+        insert = ctx.per_table(suite.INSERT, "iiss", count=True)
+        c, pad = ctx.c, ctx.pad
+        carr, deleted, inserted = ctx.carr, ctx.cbase + _DELETED, ctx.cbase + _INSERTED
+
+    def event() -> int:
+        k = 0
+        try:
+            begin(())
+            k = 1
+            if points is not None:
+                run = points[table()]
+                for _ in point_range:
+                    run((pick(),))
+                    k += 1
+            for runs in ranges:
+                lo = pick()
+                runs[table()]((lo, lo + width))
+                k += 1
+            if writes:
+                upd_k[table()]((pick(),))
+                k += 1
+                upd_c[table()]((c(), pick()))
+                k += 1
+                t, row = table(), pick()
+                n = delete[t]((row,))
+                k += 1
+                carr[deleted] += n
+                n = insert[t]((row, pick(), c(), pad()))
+                k += 1
+                carr[inserted] += n
+            commit(())
+            return k + 1
+        except StatementFailed as exc:
+            sent = k + 1
+            if not exc.lost:
+                try:
+                    rollback(())
+                    sent += 1
+                except StatementFailed:
+                    pass
+            exc.sent = sent
+            raise
+    return event

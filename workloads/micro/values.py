@@ -1,0 +1,112 @@
+"""Random values as sysbench draws them: ids by distribution, c and pad strings.
+
+Distributions (sysbench's --rand-type): `uniform`; `special` as sysbench 1.0's
+sb_rand_special with its defaults (rand-spec-pct=1, rand-spec-res=75, rand-spec-iter=12:
+75 % of the draws on 1 % of the ids around the middle, the rest bell-shaped); `zipfian` as
+sysbench 1.1's sb_rand_zipfian (rejection-inversion sampling, exponent 0.8).
+"""
+from __future__ import annotations
+
+import math
+import random
+from typing import Any, Callable
+
+DISTRIBUTIONS = ("uniform", "special", "zipfian")
+ZIPF_EXPONENT = 0.8          # sysbench's --rand-zipfian-exp default
+
+
+def id_picker(distribution: str, size: int, rng: random.Random) -> Callable[[], int]:
+    """A function returning ids in 1..size drawn as sysbench's sysbench.rand.default does."""
+    rr = rng.random
+    if distribution == "uniform":
+        return lambda: int(rr() * size) + 1
+    if distribution == "zipfian":
+        return _zipfian(size, ZIPF_EXPONENT, rr)
+    t = size - 1
+    hot = max(1, t * 1 // 100)
+    hot_base = t // 2 - t * 1 // 200
+
+    def special() -> int:
+        res = int(rr() * 4 * t) if t else 0        # range widened by 100 / (100 - 75)
+        if res < t:
+            return 1 + int(sum(rr() for _ in range(12)) * t / 12)
+        return 1 + hot_base + res % hot
+    return special
+
+
+def _helper1(x: float) -> float:                 # log(1 + x) / x
+    return math.log1p(x) / x if abs(x) > 1e-8 else 1 - x * (0.5 - x * (1 / 3 - 0.25 * x))
+
+
+def _helper2(x: float) -> float:                 # (exp(x) - 1) / x
+    return math.expm1(x) / x if abs(x) > 1e-8 else 1 + x * 0.5 * (1 + x / 3 * (1 + 0.25 * x))
+
+
+def _zipfian(n: int, e: float, rr) -> Callable[[], int]:
+    def h_integral(x: float) -> float:
+        lx = math.log(x)
+        return _helper2((1 - e) * lx) * lx
+
+    def h_integral_inverse(x: float) -> float:
+        t = max(-1.0, x * (1 - e))
+        return math.exp(_helper1(t) * x)
+
+    s = 2 - h_integral_inverse(h_integral(2.5) - math.exp(-e * math.log(2)))
+    x1 = h_integral(1.5) - 1
+    top = h_integral(n + 0.5)
+    span = x1 - top
+
+    def zipf() -> int:
+        while True:
+            u = top + rr() * span
+            x = h_integral_inverse(u)
+            k = int(x + 0.5)
+            k = 1 if k < 1 else n if k > n else k
+            if k - x <= s or u >= h_integral(k + 0.5) - math.exp(-e * math.log(k)):
+                return k
+    return zipf
+
+
+class Strings:
+    """c and pad values: random digits in sysbench's groups of 11 joined by '-', cut from a
+    1 MB block of random digits at random offsets (a fresh value per call, no Python loop
+    per digit); as str, or as bytes for a client that sends bytes (`kind=bytes`)."""
+
+    SIZE = 1 << 20
+
+    def __init__(self, rng: random.Random, kind: type = str):
+        digits = "".join("%0300d" % rng.getrandbits(1000) for _ in range(self.SIZE // 300 + 2))
+        self._pool = digits[:self.SIZE + 120]
+        self._rr = rng.random
+        if kind is bytes:
+            self._pool = self._pool.encode()
+            self.c, self.pad = self._c_bytes, self._pad_bytes
+
+    def c(self) -> str:
+        o = int(self._rr() * self.SIZE)
+        d = self._pool[o:o + 110]
+        return (f"{d[:11]}-{d[11:22]}-{d[22:33]}-{d[33:44]}-{d[44:55]}-{d[55:66]}-"
+                f"{d[66:77]}-{d[77:88]}-{d[88:99]}-{d[99:]}")
+
+    def pad(self) -> str:
+        o = int(self._rr() * self.SIZE)
+        d = self._pool[o:o + 55]
+        return f"{d[:11]}-{d[11:22]}-{d[22:33]}-{d[33:44]}-{d[44:]}"
+
+    def drawn(self, make: Callable[[], Any], n: int = 1 << 14) -> Callable[[], Any]:
+        """A drawer from n values made ahead (a statement's value costs a random index, not
+        a string build: writes stay cheap for the client, the server sees no difference)."""
+        pool = [make() for _ in range(n)]
+        rr = self._rr
+        return lambda: pool[int(rr() * n)]
+
+    def _c_bytes(self) -> bytes:
+        o = int(self._rr() * self.SIZE)
+        d = self._pool[o:o + 110]
+        return b"-".join((d[:11], d[11:22], d[22:33], d[33:44], d[44:55], d[55:66], d[66:77],
+                          d[77:88], d[88:99], d[99:]))
+
+    def _pad_bytes(self) -> bytes:
+        o = int(self._rr() * self.SIZE)
+        d = self._pool[o:o + 55]
+        return b"-".join((d[:11], d[11:22], d[22:33], d[33:44], d[44:]))
