@@ -47,7 +47,9 @@ def _read_secret(rundir: str) -> str:
         with open(path) as f:
             secret = f.read()
     except FileNotFoundError:
-        return os.environ.get("VERSUS_DB_PASSWORD", "")
+        # popped, so the virtual users and tools this agent starts do not inherit it
+        return os.environ.pop("VERSUS_DB_PASSWORD", "")
+    os.environ.pop("VERSUS_DB_PASSWORD", None)
     os.unlink(path)
     return secret.rstrip("\n")
 

@@ -120,6 +120,12 @@ class _LocalStream(Stream):
         return self._err.decode("utf-8", "replace")
 
 
+def _child_env() -> dict[str, str]:
+    """The environment for the agent and its helpers: the password reaches the agent through
+    its 0600 secret file, so it is not handed down in the environment."""
+    return {k: v for k, v in os.environ.items() if k != "VERSUS_DB_PASSWORD"}
+
+
 class LocalTransport(Transport):
     """This computer, as a host: subprocesses and plain files."""
 
@@ -127,7 +133,8 @@ class LocalTransport(Transport):
 
     def run(self, argv, stdin=None, timeout=120, check=True) -> Completed:
         try:
-            p = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout)
+            p = subprocess.run(argv, input=stdin, capture_output=True, timeout=timeout,
+                               env=_child_env())
         except FileNotFoundError as exc:
             c = Completed(127, b"", str(exc).encode())
         else:
@@ -136,7 +143,7 @@ class LocalTransport(Transport):
 
     def stream(self, argv, idle_timeout=None) -> Stream:
         # a local pipe cannot freeze; a follower that hangs is seen by its exit status
-        return _LocalStream(subprocess.Popen(argv, stdin=subprocess.DEVNULL,
+        return _LocalStream(subprocess.Popen(argv, stdin=subprocess.DEVNULL, env=_child_env(),
                                              stdout=subprocess.PIPE, stderr=subprocess.PIPE))
 
     def put_bytes(self, data, remote_path, mode=0o600) -> None:

@@ -139,7 +139,7 @@ class DashboardWidget(QWidget):
             self.plots[key].getAxis("bottom").setStyle(showValues=False)
         self.log_y: set[str] = set()         # charts drawn on a log10 value axis
         self.graphics.scene().sigMouseClicked.connect(self._on_scene_clicked)
-        self.crosshair = Crosshair(self.graphics, self._crosshair_groups)
+        self.crosshair = Crosshair(self.graphics, self._crosshair_groups, dark=theme.is_dark)
         theme.on_change(self._on_theme_changed)
 
     def _on_theme_changed(self, _name: str) -> None:

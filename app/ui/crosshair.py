@@ -58,11 +58,7 @@ class Crosshair:
             line = pg.InfiniteLine(angle=90, movable=False,
                                    pen=pg.mkPen("#8c959f", width=1, style=Qt.PenStyle.DotLine))
             line.setZValue(40)
-            dark = self.dark()
-            text = pg.TextItem(anchor=(0, 0),
-                               border=pg.mkPen("#3a414b" if dark else "#c9ced4"),
-                               fill=pg.mkBrush(37, 42, 49, 235) if dark
-                               else pg.mkBrush(255, 255, 255, 230))
+            text = pg.TextItem(anchor=(0, 0))
             text.setZValue(41)
             plot.addItem(line, ignoreBounds=True)
             plot.addItem(text, ignoreBounds=True)
@@ -102,7 +98,10 @@ class Crosshair:
                     for label, c, curve in lines]
             head = f"<b>{fmt_clock(t)}</b>" if plot is hovered or hovered is None else ""
             body = "<br>".join(([head] if head else []) + rows)
-            colour = "#e6edf3" if self.dark() else "#24292f"
+            dark = self.dark()          # read at each move: the theme may have changed
+            text.border = pg.mkPen("#3a414b" if dark else "#c9ced4")
+            text.fill = pg.mkBrush(37, 42, 49, 235) if dark else pg.mkBrush(255, 255, 255, 230)
+            colour = "#e6edf3" if dark else "#24292f"
             text.setHtml(f'<div style="color:{colour}">{body}</div>')
             self.texts[id(plot)] = text.textItem.toPlainText()
             (x0, x1), (y0, y1) = plot.getViewBox().viewRange()

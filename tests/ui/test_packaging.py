@@ -42,6 +42,8 @@ def test_the_debian_package_holds_the_app_its_launcher_and_icon(built):
                  "./usr/share/applications/versus.desktop",
                  "./usr/share/icons/hicolor/scalable/apps/versus.svg"):
         assert path in files, path
+    # passwords only in a system keyring: the plain-text keyrings are not shipped
+    assert "keyrings/alt" not in files and "keyrings.alt" not in files
 
 
 def test_the_built_app_runs_the_embedded_default_for_5_s(built):

@@ -38,9 +38,16 @@ def test_dark_theme_on_screen_light_slides(make_window, qtbot, tmp_path, light_a
     dark_text = sum(1 for x in range(400, 880, 2) for y in range(5, 45)
                     if img.pixelColor(x, y).lightness() < 80)
     assert dark_text > 50
+    # the live charts' hover readout is a dark box with light text too
+    hair = w.dashboard.crosshair
+    hair.show_at(1.0)
+    _, box = hair._items[id(w.dashboard.plots["throughput"])]
+    assert box.fill.color().lightness() < 60 and "#e6edf3" in box.textItem.toHtml()
     w.actions["theme_light"].trigger()
     assert theme.current() == "light"
     assert w.dashboard.graphics.backgroundBrush().color().lightness() > 200
+    hair.show_at(1.0)                       # and light again once the theme is
+    assert box.fill.color().lightness() > 200
 
 
 def test_system_theme_follows_the_desktop(monkeypatch):

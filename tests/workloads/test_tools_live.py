@@ -165,3 +165,46 @@ def test_hammerdb_run_reports_its_test_result(pg_db, versus_home, tmp_path):
         with psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres",
                              autocommit=True) as c:
             c.execute(f'DROP DATABASE IF EXISTS "{schema}" WITH (FORCE)')
+
+
+def test_pgbench_password_goes_in_a_private_file(service_workdir, versus_home, tmp_path):
+    """A private PostgreSQL that asks for a password (scram) over TCP: pgbench logs in with
+    the password from its 0600 PGPASSFILE (':' and '\\' in it escaped), and the password is
+    on no command line, in no environment and in no output."""
+    if not shutil.which("pgbench"):
+        pytest.skip("pgbench is not installed (Debian: apt-get install postgresql-client)")
+    import psycopg
+    import psycopg.sql
+    from tests.workloads.agentrun import PG15
+    from workloads.managed import ManagedServer, inspect
+    srv = ManagedServer(inspect(PG15), os.path.join(service_workdir, "pgpw"),
+                        "shared_buffers = 32MB\n", service_workdir)
+    srv.start()
+    try:
+        user, pw = f"vs_{secrets.token_hex(3)}", f"p:w\\{secrets.token_hex(6)}"
+        with psycopg.connect(host="127.0.0.1", port=srv.port, user="postgres",
+                             dbname="postgres", autocommit=True) as c:
+            c.execute(psycopg.sql.SQL("CREATE USER {} PASSWORD {}").format(
+                psycopg.sql.Identifier(user), psycopg.sql.Literal(pw)))
+            c.execute(f"CREATE DATABASE {user} OWNER {user}")
+            hba = os.path.join(srv.datadir, "pg_hba.conf")
+            with open(hba, "w") as f:
+                f.write("local all all trust\nhost all postgres 127.0.0.1/32 trust\n"
+                        "host all all 127.0.0.1/32 scram-sha-256\n")
+            c.execute("SELECT pg_reload_conf()")
+        url = f"postgresql://{user}@127.0.0.1:{srv.port}/{user}"
+        with pytest.raises(psycopg.OperationalError, match="password"):
+            psycopg.connect(host="127.0.0.1", port=srv.port, user=user, dbname=user).close()
+        out = tmp_path / "pw.versus"
+        r = versus("run", "--target", url, "--workload", "pgbench", "--set", "scale=1",
+                   "--set", "time=2", "--out", str(out), env={"VERSUS_DB_PASSWORD": pw})
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert pw not in r.stdout + r.stderr and pw.encode() not in out.read_bytes()
+        _, evs = _events(out)
+        summ = [e for e in evs if e["kind"] == "summary" and e["phase"] == "measure"][-1]
+        assert summ["ops_total"] > 0
+        started = [e["message"] for e in evs if e["kind"] == "log"
+                   and e["message"].startswith("started pgbench")]
+        assert len(started) == 2 and all(f"-U {user}" in m for m in started)
+    finally:
+        srv.stop()

@@ -1,19 +1,32 @@
 """pgbench on the host (PostgreSQL): `pgbench -i` as the load (reused when the scale
 matches), then the timed run with `--progress` lines as samples and its summary's tps as
-the result. The password goes through PGPASSWORD in pgbench's environment."""
+the result. The password reaches pgbench in a 0600 password file (PGPASSFILE), removed when
+it ends: never its command line, nor its environment."""
 from __future__ import annotations
 
+import contextlib
+from typing import Iterator
+
 from ..db import DatabaseError, SqlSession
-from ..toolrun import missing, ToolProcess, require
+from ..toolrun import missing, require, SecretFile, ToolProcess
 from .parse import Parser, load_summary, sample_body, summary_body
 
 INSTALL = "Debian: apt-get install postgresql-client (pgbench is in it)"
 
 
-def _conn(target) -> tuple[list[str], dict[str, str]]:
-    args = ["-h", target.address, "-p", str(target.port), "-U", target.user or "postgres"]
-    env = {"PGPASSWORD": target.password} if target.password else {}
-    return args, env
+@contextlib.contextmanager
+def _conn(target) -> Iterator[tuple[list[str], dict[str, str]]]:
+    """pgbench's connection options, and its environment: PGPASSFILE naming a private file
+    with the password (libpq's .pgpass format, ':' and '\\' escaped)."""
+    user = target.user or "postgres"
+    args = ["-h", target.address, "-p", str(target.port), "-U", user]
+    if not target.password:
+        yield args, {}
+        return
+    esc = [str(x).replace("\\", "\\\\").replace(":", "\\:") for x in
+           (target.address, target.port, "*", user, target.password)]
+    with SecretFile(":".join(esc) + "\n", ".pgpass") as f:
+        yield args, {"PGPASSFILE": f.path}
 
 
 def probe(values: dict) -> str | None:
@@ -21,11 +34,16 @@ def probe(values: dict) -> str | None:
 
 
 def run(agent) -> None:
-    p, target = agent.params, agent.target
+    target = agent.target
     if target.dialect != "postgres":
         raise DatabaseError("pgbench runs against PostgreSQL only; pick a PostgreSQL target")
     exe = require("pgbench", INSTALL)
-    conn, env = _conn(target)
+    with _conn(target) as (conn, env):
+        _run(agent, exe, conn, env)
+
+
+def _run(agent, exe: str, conn: list[str], env: dict[str, str]) -> None:
+    p, target = agent.params, agent.target
     with agent.phase("load"):
         if _scale(target) == p["scale"] and not p.get("rebuild"):
             agent.log(f"reusing the pgbench tables at scale {p['scale']}")
@@ -55,6 +73,8 @@ def run(agent) -> None:
                 prev = rec["t"]
             elif line.startswith("pgbench:") or errors < len(parser.errors):
                 agent.em.emit("log", level="warning", message=line, source="pgbench")
+            elif line.strip():      # anything else it says reaches the log verbatim
+                agent.em.emit("log", level="info", message=line, source="pgbench")
             errors = len(parser.errors)
         proc.check()
         if report:          # the tool's own summary, verbatim, in the run log

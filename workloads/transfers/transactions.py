@@ -188,8 +188,6 @@ class Transfers:
     def one(self, rr, max_amount: int) -> None:
         """Draw a transfer and carry it out, retrying deadlocks; count the outcome. Raises
         SqlFailed when the connection is lost."""
-        vu = self.vu
-        arr, carr, cb = vu.arr, vu.carr, vu.cbase
         frm = 1 + int(rr() * self.accounts)
         to = 1 + int(rr() * (self.accounts - 1))
         to += to >= frm
@@ -199,6 +197,17 @@ class Transfers:
                 and len(self.recent) == DELETE_LAG:
             old = self.recent.popleft()
         t0 = time.perf_counter_ns()
+        moved = False
+        try:
+            moved = self._carry_out(frm, to, amount, old, t0)
+        finally:
+            if old is not None and not moved:
+                self.recent.appendleft(old)     # not deleted this time: a later transfer will
+
+    def _carry_out(self, frm: int, to: int, amount: int, old: int | None, t0: int) -> bool:
+        """The attempts of one transfer; True when it moved money (and deleted ``old``)."""
+        vu = self.vu
+        arr, carr, cb = vu.arr, vu.carr, vu.cbase
         for _ in range(MAX_ATTEMPTS):
             try:
                 tid = self.attempt(frm, to, amount, old)
@@ -210,25 +219,26 @@ class Transfers:
                     carr[cb + RETRIES] += 1
                     continue
                 self._error(str(exc))
-                return
+                return False
             except TokenRejected as exc:
                 self.sql.rollback()
                 self._error(str(exc))
-                return
+                return False
             kind = TRANSFER if tid is not None else REJECTION
             b = vu.base(kind)
             arr[b] += 1
             arr[b + 2 + bucket_of((time.perf_counter_ns() - t0) // 1000)] += 1
             if tid is None:
                 carr[cb + REJECTIONS] += 1
-                return
+                return False
             carr[cb + TRANSFERS] += 1
             self.done += 1
             self.recent.append(tid)
             if old:
                 carr[cb + DELETES] += 1
-            return
+            return True
         self._error(f"gave up after {MAX_ATTEMPTS} deadlocks or serialization failures")
+        return False
 
     def _error(self, msg: str) -> None:
         self.vu.arr[self.vu.base(TRANSFER) + 1] += 1
