@@ -42,8 +42,8 @@ from app.analysis.metrics import (CHARTS, METRICS, TABLE_METRICS, WORKLOAD_CHART
 from app.analysis.results import Flag, ResultValue, flags, flags_text, result_values
 from app.model.derive import kind_of, summary_value
 from app.model.outages import Outage, outages as outages_of
-from app.model.runset import (EFFICIENCY_KEYS, WORSE, Ratio, RunRef, Table, fmt_value, ratio,
-                              run_colour)
+from app.model.runset import (EFFICIENCY_KEYS, SERVER_EFFICIENCY, SERVER_EFFICIENCY_KEYS, WORSE,
+                              Ratio, RunRef, Table, fmt_value, ratio, run_colour)
 from app.store.session import SeriesTable, SessionError, SessionFile
 from workloads import events as ev_format
 from workloads.params import WorkloadSpec
@@ -642,6 +642,8 @@ class Comparison:
                                  if busy is not None and cores else None)
             for key, col in _EFF_COLUMNS.items():
                 out[key] = totals[col] / ops if col in totals else None
+        if ops:
+            out.update(_server_per_op(r, a, b, ops))
         return out
 
     def sources(self, phase: str, key: str) -> list[str | None]:
@@ -710,12 +712,18 @@ class Comparison:
 
     def efficiency_table(self, phase: str, base: int = 0) -> Table:
         b = self.runs[base] if 0 <= base < len(self.runs) else None
-        t = self.table(phase, base, EFFICIENCY_KEYS,
+        t = self.table(phase, base, EFFICIENCY_KEYS + SERVER_EFFICIENCY_KEYS,
                        title=f"{phase} — hardware per operation, ratios to run {base + 1}"
                              f" ({b.label if b else '?'})")
         t.notes.insert(0, "host totals from /proc on the benchmark host, sampled every "
                           "second, over the phase, divided by its operations; "
                           "CPU µs = (100 − idle − iowait − steal) % × cores × seconds")
+        titles = {METRICS[k].title for k in SERVER_EFFICIENCY_KEYS}
+        if any(row[0] in titles for row in t.rows):
+            t.notes.insert(1, "server counters (PostgreSQL: pg_stat_database of the run's "
+                              "database, pg_stat_wal; MySQL/MariaDB: SHOW GLOBAL STATUS, "
+                              "server-wide) summed over the phase without the monitor's own "
+                              "queries, divided by its operations")
         return t
 
     # the per-step table a workload declares (spec.step_table)
@@ -1005,6 +1013,29 @@ def _busy(h: dict[str, list[float]], i: int) -> float | None:
 
 _EFF_COLUMNS = {"eff.cs": "cs", "eff.reads": "disk.reads", "eff.read_kb": "disk.read_kb",
                 "eff.write_kb": "disk.write_kb"}
+
+
+def _server_per_op(r: RunData, a: float, b: float, ops: float) -> dict[str, float]:
+    """The server's counters over [a, b] (per-second series × seconds of overlap; an interval
+    without a value counted nothing) divided by ``ops``; only counters the run has."""
+    idx, w = r.db.overlaps(a, b)
+    if not idx:
+        return {}
+    totals: dict[str, float] = {}
+    out: dict[str, float] = {}
+    for key, _title, _unit, series in SERVER_EFFICIENCY:
+        parts = []
+        for name in series.split("+"):
+            if name not in totals:
+                col = r.db.column(name)
+                if col is None:
+                    continue
+                totals[name] = math.fsum(col[i] * wi for i, wi in zip(idx, w)
+                                         if col[i] == col[i])
+            parts.append(totals[name])
+        if parts:
+            out[key] = math.fsum(parts) / ops
+    return out
 
 
 def _weighted(s: SeriesTable, rows: list[int], col: str, total: bool = False,

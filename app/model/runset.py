@@ -7,8 +7,9 @@ sense (is lower better?) is decided once.
 A metric reads one derived series of a run (``column``: a name from ``app.model.derive``).
 ``per_phase`` says how a phase value is formed: ``mean`` (time-weighted over the phase),
 ``summary`` (the agent's phase summary, which counts every operation), ``efficiency`` (host
-totals over the phase divided by the operations of that phase) or ``result`` (a workload's
-declared result metric, read from the phase summary at ``summary``).
+totals over the phase divided by the operations of that phase), ``server`` (a server
+counter's total over the phase divided by its operations: tables only) or ``result`` (a
+workload's declared result metric, read from the phase summary at ``summary``).
 """
 from __future__ import annotations
 
@@ -104,6 +105,32 @@ METRICS: dict[str, Metric] = {m.key: m for m in (
 )}
 
 EFFICIENCY_KEYS = ("eff.cpu_us", "eff.cs", "eff.reads", "eff.read_kb", "eff.write_kb")
+
+# The server's own counters per operation: the counter's total over the phase (its per-second
+# series, app.model.derive's db.<counter>, without the monitor's own queries) divided by the
+# operations the clients counted. (key, title, unit, series), PostgreSQL's then MySQL's.
+SERVER_EFFICIENCY: tuple[tuple[str, str, str, str], ...] = (
+    ("srv.blks_read", "Blocks read (pg_stat_database) per op", "/op", "db.blks_read"),
+    ("srv.blks_hit", "Buffer hits (pg_stat_database) per op", "/op", "db.blks_hit"),
+    ("srv.tup_returned", "Rows returned (pg_stat_database) per op", "/op", "db.tup_returned"),
+    ("srv.tup_fetched", "Rows fetched (pg_stat_database) per op", "/op", "db.tup_fetched"),
+    ("srv.tup_changed", "Rows inserted+updated+deleted (pg_stat_database) per op", "/op",
+     "db.tup_inserted+db.tup_updated+db.tup_deleted"),
+    ("srv.wal_bytes", "WAL bytes (pg_stat_wal) per op", "B", "db.wal.wal_bytes"),
+    ("srv.rows_read", "InnoDB rows read per op", "/op", "db.Innodb_rows_read"),
+    ("srv.rows_changed", "InnoDB rows inserted+updated+deleted per op", "/op",
+     "db.Innodb_rows_inserted+db.Innodb_rows_updated+db.Innodb_rows_deleted"),
+    ("srv.bp_read_requests", "InnoDB buffer pool read requests per op", "/op",
+     "db.Innodb_buffer_pool_read_requests"),
+    ("srv.bp_reads", "InnoDB buffer pool reads (from disk) per op", "/op",
+     "db.Innodb_buffer_pool_reads"),
+    ("srv.data_written", "InnoDB data written per op", "B", "db.Innodb_data_written"),
+    ("srv.redo_written", "InnoDB redo log written per op", "B", "db.Innodb_os_log_written"),
+    ("srv.row_lock_waits", "InnoDB row lock waits per op", "/op", "db.Innodb_row_lock_waits"),
+)
+SERVER_EFFICIENCY_KEYS = tuple(k for k, *_ in SERVER_EFFICIENCY)
+METRICS.update({k: _m(k, title, unit, True, "", None, "server", table=False)
+                for k, title, unit, _series in SERVER_EFFICIENCY})
 
 CHARTS: dict[str, Chart] = {c.name: c for c in (
     Chart("throughput", "Throughput", "", ("throughput",),
