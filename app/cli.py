@@ -211,8 +211,8 @@ def cmd_attach(a) -> int:
             return _fail(str(exc))
     where = a.session or "the session files"
     if not runs:
-        print(f"nothing to attach: every run in {where} is complete"
-              + (f" (on {a.host})" if a.host else ""))
+        print(("every run in " if orphans else "nothing to attach: every run in ")
+              + f"{where} is complete" + (f" (on {a.host})" if a.host else ""))
     for o in runs:
         print(o.describe())
     for r in orphans:

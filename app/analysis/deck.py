@@ -9,6 +9,8 @@ and the small print saying where the numbers come from.
 """
 from __future__ import annotations
 
+import math
+
 from typing import Sequence
 
 from app.analysis.compare import Comparison, _short_version, fmt_row
@@ -114,6 +116,9 @@ def key_results(comp: Comparison, base: int = 0, phase: str | None = None) -> li
     """Title-slide lines: each workload's headline metric in the measured phase, every run's
     value and its ratio to the base run."""
     phases = comp.common_phases() if len(comp) > 1 else comp.phase_order()
+    steps = [p for p in phases if all(r.phase_role(p) == "step" for r in comp.runs)]
+    if phase is None and len(steps) > 1 and comp.align_phase not in phases:
+        return _suite_results(comp, base, steps)
     if phase is None:
         phase = comp.align_phase if comp.align_phase in phases else next(
             (p for p in reversed(phases) if any(
@@ -145,4 +150,33 @@ def key_results(comp: Comparison, base: int = 0, phase: str | None = None) -> li
                      if r.index != b.index and x is not None and base_v else "")
             parts.append(f"{r.index + 1}. {r.label}: {text} {unit}{ratio}".replace("  ", " "))
         out.append(f"{title} in {phase}: " + ";  ".join(parts))
+    return out
+
+
+def _suite_results(comp: Comparison, base: int, steps: list[str]) -> list[str]:
+    """A suite (many steps, none measured above the others): per run, the geometric mean over
+    the steps of its throughput relative to the base run, and how many steps it rose or fell
+    in (±5 %, the tables' colours)."""
+    b = comp.runs[base] if 0 <= base < len(comp.runs) else comp.runs[0]
+    base_vals = [comp.phase_values(b.index, p).get("throughput") for p in steps]
+    if len(comp.runs) == 1:
+        n = sum(1 for v in base_vals if v)
+        return [f"{n} steps of {b.workload} on {b.label}: per-step throughput in the tables"]
+    out = []
+    for r in comp.runs:
+        if r.index == b.index:
+            continue
+        logs, up, down = [], 0, 0
+        for p, bv in zip(steps, base_vals):
+            v = comp.phase_values(r.index, p).get("throughput")
+            if v and bv:
+                q = v / bv
+                logs.append(math.log(q))
+                up += q >= 1.05
+                down += q <= 0.95
+        if logs:
+            g = math.exp(math.fsum(logs) / len(logs))
+            out.append(f"{r.index + 1}. {r.label}: {g:.2f}× run {b.index + 1} ({b.label}), "
+                       f"geometric mean of throughput over {len(logs)} steps; "
+                       f"{up} faster, {down} slower (±5 %)")
     return out

@@ -132,3 +132,15 @@ def test_compare_cli_prints_the_matrix_and_gates(two, tmp_path, versus_home):
     out = tmp_path / "m.csv"
     r = versus("compare", str(a), str(b), "--matrix", "--csv", "--out", str(out))
     assert r.returncode == 0 and "point-query,1.00,1.20,\"1,000\"" in out.read_text()
+
+
+def test_a_suites_title_slide_sums_up_every_step_not_the_last_one(two):
+    from app.analysis.deck import key_results
+    comp = load_comparison([RunRef(str(p)) for p in two])
+    (line,) = key_results(comp, 0)
+    # ratios 1.2, 0.94, 1.01, 0.75, 1.04, 1.0 over the six steps (prepare is a load)
+    import math
+    g = math.exp(sum(map(math.log, (1.2, 0.94, 1.01, 0.75, 1.04, 1.0))) / 6)
+    assert f"{g:.2f}× run 1" in line and "over 6 steps" in line
+    assert "1 faster, 2 slower" in line
+    assert "insert" not in line              # not the last step's figure
