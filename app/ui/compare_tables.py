@@ -280,6 +280,7 @@ class CompareTablesWidget(QTabWidget):
         # a suite's tests grouped, relative QPS beside a cost per operation (suite_matrix.py),
         # shown beside the Matrix tab for a suite only
         self.suite_matrix = SuiteMatrixWidget(self, icon=swatch)
+        self.suite_matrix.hide()        # a page only while it is a tab: never drawn loose
         self._matrix_page = matrix_page
         # the effective server settings of the runs (read off-thread)
         self.settings_page = SettingsPage(tasks)

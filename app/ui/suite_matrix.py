@@ -199,6 +199,8 @@ class SuiteMatrixWidget(QWidget):
             tabs.insertTab(index, self, title)
         elif not self.applies() and at >= 0:
             tabs.removeTab(at)
+        if tabs.indexOf(self) < 0:
+            self.hide()                 # a removed page stays a child of the tabs: keep it out
 
     def cost_key(self) -> str:
         return self.cost_combo.currentData() or self.COST_KEYS[0]

@@ -120,3 +120,14 @@ def test_deck_from_the_view_has_native_charts_and_the_chosen_footer(make_window,
     assert any("PostgreSQL 16.4 on h1" in t for t in small)
     assert w.settings.get("export/footer") is True            # remembered for next time
     w.tasks.wait(5000)
+
+
+def test_the_suite_matrix_is_not_drawn_over_the_tables_for_runs_of_no_suite(make_window,
+                                                                           qtbot, tmp_path):
+    # (seen: the page, a child of the tab widget but no tab of it, was painted loose over the
+    # phase tables)
+    w, v = open_compare(make_window, qtbot, tmp_path, settings=False)
+    page = v.tables.suite_matrix
+    assert not page.applies() and v.tables.indexOf(page) < 0
+    assert not page.isVisible()
+    w.tasks.wait(5000)
