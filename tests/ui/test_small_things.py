@@ -169,3 +169,22 @@ def test_server_perf_counters_are_off_unless_the_box_is_ticked(make_window, qtbo
     # the choice is remembered for the next window
     again = make_window()
     assert again.perf_check.isChecked()
+
+
+def test_f1_lists_every_declared_shortcut(make_window, qtbot):
+    from PySide6.QtGui import QKeySequence
+    from app.ui.actions import ACTIONS
+    w = make_window()
+    assert w.actions["shortcuts"].shortcut().toString() == "F1"
+    w.actions["shortcuts"].trigger()
+
+    def shown():
+        return next((d for d in w._dialogs if d.objectName() == "shortcuts_dialog"
+                     and d.isVisible()), None)
+    qtbot.waitUntil(lambda: shown() is not None)
+    table = shown().table
+    keys = {table.item(r, 2).text() for r in range(table.rowCount())}
+    declared = {QKeySequence(a.shortcut).toString(QKeySequence.SequenceFormat.NativeText)
+                for a in ACTIONS if a.shortcut}
+    assert len(declared) > 5 and declared <= keys, declared - keys
+    shown().reject()
