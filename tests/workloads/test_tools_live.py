@@ -144,27 +144,37 @@ def test_missing_tool_is_a_sentence_before_the_run_starts(pg_db, versus_home, tm
                          os.path.exists(os.path.join(kit_home(), ".installed"))),
                     reason="HammerDB's CLI kit is not installed (run "
                            "../shared/peer-tools/hammerdb/install.sh)")
-def test_hammerdb_run_reports_its_test_result(pg_db, versus_home, tmp_path):
+@pytest.mark.parametrize("db,engine", [("pg_db", "PostgreSQL"), ("mariadb_db", "MariaDB")])
+def test_hammerdb_run_reports_its_test_result(request, db, engine, versus_home, tmp_path):
+    url = request.getfixturevalue(db)
     out = tmp_path / "hdb.versus"
     schema = f"vs_hdb_{secrets.token_hex(3)}"      # a database of its own, dropped below
     try:
-        r = _run(pg_db, "hammerdb", out, "warehouses=1", "rampup=0", "duration=60",
+        r = _run(url, "hammerdb", out, "warehouses=1", "rampup=0", "duration=60",
                  f"cli={KIT}", f"schema={schema}", timeout=600)
         assert r.returncode == 0, r.stdout[-3000:] + r.stderr
         _, evs = _events(out)
         _check_like_native(evs, ["load", "measure"])
         line = _logs(evs, "hammerdb")
-        m = re.search(r"TEST RESULT : System achieved (\d+) NOPM from (-?\d+) PostgreSQL TPM", line)
+        m = re.search(rf"TEST RESULT : System achieved (\d+) NOPM from (-?\d+) {engine} TPM",
+                      line)
+        assert m, line[-2000:]
         summ = [e for e in evs if e["kind"] == "summary" and e["phase"] == "measure"][-1]
         assert (summ["result"]["nopm"], summ["result"]["tpm"]) == (int(m.group(1)),
                                                                    int(m.group(2)))
         samples = [e for e in evs if e["kind"] == "sample"]
         assert len(samples) >= 4 and all(s["unit"] == "TPM" for s in samples)
     finally:
-        import psycopg
-        with psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres",
-                             autocommit=True) as c:
-            c.execute(f'DROP DATABASE IF EXISTS "{schema}" WITH (FORCE)')
+        if engine == "PostgreSQL":
+            import psycopg
+            with psycopg.connect(host="127.0.0.1", user="postgres", dbname="postgres",
+                                 autocommit=True) as c:
+                c.execute(f'DROP DATABASE IF EXISTS "{schema}" WITH (FORCE)')
+        else:
+            import pymysql
+            c = pymysql.connect(**MY, autocommit=True)
+            c.cursor().execute(f"DROP DATABASE IF EXISTS `{schema}`")
+            c.close()
 
 
 def test_pgbench_password_goes_in_a_private_file(service_workdir, versus_home, tmp_path):
