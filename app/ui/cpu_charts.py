@@ -19,8 +19,10 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QSplitter, QTreeW
 
 from app.analysis.cpu import PREFIX, group_sort_key, group_title
 
+from . import theme
 from .axes import ElapsedAxis, ValueAxis
 from .charts import configure_pyqtgraph
+from .crosshair import Crosshair
 
 # server work in blues/greens (foreground darkest), the driver purple, the rest greys
 GROUP_COLOURS = {
@@ -137,6 +139,11 @@ class CpuGroupsWidget(QWidget):
         self.groups: list[str] = []
         self.times, self.layers = np.array([]), []      # the running sums drawn
         self.source: SeriesSource | None = None
+        # the readout gives each group's own share (top group first, as the legend), not the
+        # running sums the bands are drawn from
+        self._own: list[tuple[str, str, pg.PlotDataItem]] = []
+        self.crosshair = Crosshair(self.view, lambda: [(self.plot, self._own)],
+                                   dark=theme.is_dark)
 
     def set_source(self, source: SeriesSource | None, title: str = "") -> None:
         self.source = source
@@ -158,8 +165,12 @@ class CpuGroupsWidget(QWidget):
         self.groups = [g for g, _ in layers]
         self.times, self.layers = times, layers
         below = None
+        own = []
         for k, (group, top) in enumerate(layers):
             colour = group_colour(group, k)
+            share = np.asarray(top, dtype=float) - (
+                np.asarray(layers[k - 1][1], dtype=float) if k else 0.0)
+            own.append((group_title(group), colour, pg.PlotDataItem(times, share)))
             curve = pg.PlotDataItem(times, top, pen=pg.mkPen(colour, width=0.8))
             self.plot.addItem(curve)
             self._items.append(curve)
@@ -168,6 +179,7 @@ class CpuGroupsWidget(QWidget):
             self.plot.addItem(fill)
             self._items.append(fill)
             below = curve
+        self._own = own[::-1]
         for name, t0 in (src.phases() if src else ()):
             line = pg.InfiniteLine(pos=t0, angle=90, movable=False,
                                    pen=pg.mkPen("#7a7a7a", width=1, style=Qt.PenStyle.DashLine),
@@ -240,6 +252,9 @@ class CounterChooserWidget(QWidget):
         self.chosen: list[str] = []
         self._known: list[str] = []
         self._curves: list = []
+        self._lines: list[tuple[str, str, pg.PlotDataItem]] = []     # for the readout
+        self.crosshair = Crosshair(self.view, lambda: [(self.plot, self._lines)],
+                                   dark=theme.is_dark)
         self.filter.textChanged.connect(self._on_filter_text_changed)
         self.tree.itemChanged.connect(self._on_tree_item_changed)
 
@@ -333,6 +348,7 @@ class CounterChooserWidget(QWidget):
         for c in self._curves:
             self.plot.removeItem(c)
         self._curves = []
+        self._lines = []
         legend = []
         several = len(self.sources) > 1
         for k, name in enumerate(self.chosen):
@@ -346,6 +362,8 @@ class CounterChooserWidget(QWidget):
                 curve = self.plot.plot(np.asarray(t, dtype=float), np.asarray(v, dtype=float),
                                        pen=pg.mkPen(colour, width=1.5, style=style))
                 self._curves.append(curve)
+                self._lines.append((self._label(name) + (f" · {src.label}" if several else ""),
+                                    colour, curve))
                 if j == 0 or not several:
                     dash = {0: "━━", 1: "╍╍", 2: "┅┅", 3: "━╍"}[k % 4]
                     legend.append(f'<span style="color:{colour if not several else "#444"}">'

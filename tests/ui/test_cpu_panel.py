@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from app.analysis.results import new_store
 from app.model.runset import RunRef
+from app.analysis.cpu import group_title
 from app.ui.cpu_charts import CounterChooserWidget, store_source
 from app.ui.cpu_panel import CpuPanelWidget
 from app.ui.session_view import SessionViewWidget, load_run
@@ -128,3 +129,28 @@ def test_compare_has_cpu_groups_tables_counters_and_profiles(make_window, qtbot,
     assert len(page.chooser.sources) == 2
     cw.base_combo.setCurrentIndex(1)
     assert page.tables.model.table().header[-1] == "µs/op 1 / 2"
+
+
+def test_cpu_and_counter_charts_have_the_crosshair_readout(qtbot):
+    # issue 14: a readout on every chart; the stacked chart reads each group's own share
+    panel, store = _panel(qtbot, "tpcc-pg")
+    g = panel.groups
+    t = float(g.times[len(g.times) // 2])
+    g.crosshair.show_at(t)
+    text = g.crosshair.text_of(g.plot)
+    from app.model.runset import fmt_value
+    i = len(g.times) // 2
+    fg = float(g.layers[0][1][i])                                   # the bottom band
+    second = float(g.layers[1][1][i]) - fg                          # its own share, not a sum
+    # "━ server foreground (connections) 36.00": one line per group under the time
+    rows = {}
+    for line in text.splitlines()[1:]:
+        label, value = line.removeprefix("━ ").rsplit(" ", 1)
+        rows[label] = value
+    assert rows["server foreground (connections)"] == fmt_value(fg), rows
+    assert rows[group_title(g.groups[1])] == fmt_value(second), rows
+    chooser = panel.chooser
+    chooser.set_chosen(["db.xact_commit"])
+    x, y = chooser._curves[0].getData()
+    chooser.crosshair.show_at(float(x[2]) + 0.1)
+    assert "xact_commit" in chooser.crosshair.text_of(chooser.plot)
