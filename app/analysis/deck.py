@@ -10,7 +10,6 @@ and the small print saying where the numbers come from.
 from __future__ import annotations
 
 import math
-
 from typing import Sequence
 
 from app.analysis.compare import Comparison, _short_version, fmt_row

@@ -1,6 +1,8 @@
 """Suite matrices and the regression gate on runs built with exactly known values."""
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from app.analysis.compare import load_comparison
@@ -139,7 +141,6 @@ def test_a_suites_title_slide_sums_up_every_step_not_the_last_one(two):
     comp = load_comparison([RunRef(str(p)) for p in two])
     (line,) = key_results(comp, 0)
     # ratios 1.2, 0.94, 1.01, 0.75, 1.04, 1.0 over the six steps (prepare is a load)
-    import math
     g = math.exp(sum(map(math.log, (1.2, 0.94, 1.01, 0.75, 1.04, 1.0))) / 6)
     assert f"{g:.2f}× run 1" in line and "over 6 steps" in line
     assert "1 faster, 2 slower" in line

@@ -11,6 +11,7 @@ from tests.recorded import session_of
 
 
 def _rows(path):
+    """The measure phase's values and its efficiency table."""
     comp = load_comparison([RunRef(str(path))])
     vals = comp.phase_values(0, "measure")
     t = comp.efficiency_table("measure")

@@ -10,9 +10,8 @@ import secrets
 
 import pytest
 
-from tests.faults import CLIProcess, pids_matching, wait_until
+from tests.faults import CLIProcess, pids_matching, run_dir, wait_until
 from tests.workloads.test_lost_clients import _agent_of, _children, _wait_measuring
-from tests.faults import run_dir
 
 pytestmark = pytest.mark.pg
 
@@ -35,8 +34,7 @@ def test_a_local_run_keeps_the_password_out_of_its_processes_environment(pg_db, 
         rid = cli.run_id()
         _wait_measuring(run_dir(rid) / "events.jsonl", "measure")
         agent = _agent_of(rid)
-        vus = wait_until(lambda: [p for p in _children(agent)] or None, 30,
-                         what="the agent's children")
+        vus = wait_until(lambda: _children(agent) or None, 30, what="the agent's children")
         followers = pids_matching(rf"workloads\.agent follow\S* .*{rid}")
         checked = [agent, *vus, *followers]
         assert len(checked) >= 3, checked
