@@ -39,3 +39,44 @@ def local_target(url_db: str, engine: str) -> dict:
                 "database": url_db}
     return {"engine": "mariadb", "address": "127.0.0.1", "port": 3306, "user": "root",
             "database": url_db}
+
+
+def _proc_ticks() -> dict[int, tuple[str, int]]:
+    out = {}
+    for d in os.listdir("/proc"):
+        if d.isdigit():
+            try:
+                raw = Path(f"/proc/{d}/stat").read_text()
+            except OSError:
+                continue
+            name, rest = raw[raw.index("(") + 1:raw.rindex(")")], raw[raw.rindex(")") + 2:]
+            f = rest.split()
+            out[int(d)] = (name, int(f[11]) + int(f[12]))
+    return out
+
+
+def wait_for_quiet_host(busy_below: float = 0.15, limit_s: float = 60) -> str:
+    """For tests that judge the host's CPU: wait (up to limit_s) until the host's busy share
+    over one second is below busy_below. Returns what kept it busy at the last look, in
+    words ("" when quiet), for a failure message."""
+    import time
+
+    def busy() -> float:
+        f = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+        return sum(f) - f[3] - f[4], sum(f)
+
+    end = time.monotonic() + limit_s
+    while True:
+        b0, t0 = busy()
+        p0 = _proc_ticks()
+        time.sleep(1.0)
+        b1, t1 = busy()
+        share = (b1 - b0) / max(1, t1 - t0)
+        if share < busy_below:
+            return ""
+        if time.monotonic() > end:
+            p1 = _proc_ticks()
+            top = sorted(((v[1] - p0[k][1], v[0], k) for k, v in p1.items() if k in p0),
+                         reverse=True)[:4]
+            return (f"host {share:.0%} busy before the run; busiest: "
+                    + ", ".join(f"{n} ({pid}) {t} ticks" for t, n, pid in top))

@@ -38,8 +38,11 @@ SPEC = WorkloadSpec(
               "transfer larger than the payer's balance is rejected.", min=1,
               max=1_000_000_000_000, group="driver"),
         Param("deletes", "bool", False, "Deletes as Reserva's --deletes: every 20th transfer "
-              "of a client also deletes one of that client's transfers made 1000 transfers "
-              "earlier (its audit rows stay).", group="driver"),
+              "of a client also deletes one of that client's transfers made delete-lag "
+              "transfers earlier (its audit rows stay).", group="driver"),
+        Param("delete-lag", "int", 1000, "With deletes: how many of its own transfers "
+              "behind a client deletes (Reserva: 1000). No deletes until a client has made "
+              "this many transfers.", min=1, max=1_000_000, group="driver"),
         Param("warmup", "int", 0, "Seconds of transfers before the measured period (not "
               "counted).", min=0, max=86400, unit="s"),
         Param("duration", "int", 60, "Seconds measured.", min=1, max=30 * 86400, unit="s"),

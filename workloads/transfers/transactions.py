@@ -35,7 +35,7 @@ COUNTERS = ("transfers", "rejections", "retries", "deletes")
 TRANSFERS, REJECTIONS, RETRIES, DELETES = range(4)
 RT1, RT2, RT3, RT4 = range(4)
 MAX_ATTEMPTS = 50
-DELETE_EVERY, DELETE_LAG = 20, 1000      # Reserva deletes one transfer in 20
+DELETE_EVERY = 20      # Reserva deletes one transfer in 20
 
 
 class TokenRejected(Exception):
@@ -131,7 +131,8 @@ class Transfers:
         self.seed = meta["token_seed"]
         self.rt = [vu.base(vu.timing0 + k) for k in range(len(ROUND_TRIPS))]
         self.deletes = bool(vu.params["deletes"])
-        self.recent: collections.deque = collections.deque(maxlen=DELETE_LAG)
+        self.lag = int(vu.params.get("delete-lag", 1000))
+        self.recent: collections.deque = collections.deque(maxlen=self.lag)
         self.done = 0
         self.last_report = 0.0
 
@@ -194,7 +195,7 @@ class Transfers:
         amount = 1 + int(rr() * max_amount)
         old = None
         if self.deletes and self.done % DELETE_EVERY == DELETE_EVERY - 1 \
-                and len(self.recent) == DELETE_LAG:
+                and len(self.recent) == self.lag:
             old = self.recent.popleft()
         t0 = time.perf_counter_ns()
         moved = False
