@@ -1,8 +1,9 @@
 """Per-query client CPU and QPS of the MySQL/MariaDB client paths for the point query.
 
 The workload's own clients (workloads/micro/clients.py) are measured as they run in a
-virtual user: MariaDB Connector/Python with a server-side prepared statement executed over
-the binary protocol (what sysbench does), mysqlclient and PyMySQL sending text; beside them
+virtual user: MariaDB Connector/C through ctypes and MariaDB Connector/Python, each with a
+server-side prepared statement executed over the binary protocol (what sysbench does),
+mysqlclient and PyMySQL sending text; beside them
 the connector's public API (which re-prepares a statement on every execute unless told
 otherwise) and other raw paths.
 
@@ -205,6 +206,7 @@ def v_mdb_binary_public(conn):
 
 
 VARIANTS = [
+    ("libmariadb (ctypes) binary PS [workload]", *_client("libmariadb")),
     ("MariaDB C/Py binary PS [workload]", *_client("mariadb")),
     ("mysqlclient text [workload]", *_client("mysqlclient")),
     ("PyMySQL text [workload]", *_client("pymysql")),
@@ -229,6 +231,8 @@ VARIANTS = [
 
 def _query1(conn, sql: str):
     conn = getattr(conn, "conn", conn)            # a workload client: its connection
+    if hasattr(conn, "rows"):                     # workloads.micro.libmariadb
+        return conn.rows(sql)[0][0]
     if isinstance(conn, _mysql.connection):
         conn.query(sql.encode())
         return conn.store_result().fetch_row()[0][0]
@@ -280,6 +284,7 @@ CONNECTS = [
     ("mysqlclient MySQLdb.connect", _mysqldb),
     ("mysqlclient _mysql.connect", _raw),
     ("MariaDB Connector/Python", _mdb),
+    ("libmariadb (ctypes)", lambda db: _client("libmariadb")[0](db)),
 ]
 
 

@@ -14,7 +14,7 @@ import pytest
 from app.store.session import SessionFile
 from tests.dbs import MY, PG, unique, versus
 from workloads.db import have_mariadb_connector, mysql_driver
-from workloads.micro import suite
+from workloads.micro import libmariadb, suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSBENCH = "/usr/bin/sysbench"
@@ -128,7 +128,8 @@ def test_every_test_for_two_seconds_on_both_engines(versus_home, tmp_path, pg_db
                 assert c["rows_deleted"] == c["rows_inserted"] == txns, where
             if not t.writes:
                 assert c["rows_deleted"] == c["rows_inserted"] == 0
-            assert s["sql_client"]["driver"] == ("postgres" if pg else "mariadb"
+            assert s["sql_client"]["driver"] == ("postgres" if pg else "libmariadb"
+                                             if libmariadb.load() else "mariadb"
                                              if have_mariadb_connector() else mysql_driver())
             deleted += c["rows_deleted"]
             inserted += c["rows_inserted"]
@@ -227,12 +228,13 @@ def _rows_of(url: str) -> int:
     return int(_scalar(url, "SELECT COUNT(*) FROM sbtest1"))
 
 
-@pytest.mark.parametrize("driver", ["mysqlclient", "pymysql"])
-def test_the_text_protocol_clients_run_the_same_statements(driver, versus_home, tmp_path,
-                                                          mariadb_db):
-    """Hosts without MariaDB Connector/Python send text: the same statements, counted the
-    same by the server."""
-    pytest.importorskip({"mysqlclient": "MySQLdb", "pymysql": "pymysql"}[driver])
+@pytest.mark.parametrize("driver", ["mariadb", "mysqlclient", "pymysql"])
+def test_the_other_mysql_clients_run_the_same_statements(driver, versus_home, tmp_path,
+                                                        mariadb_db):
+    """Hosts without MariaDB Connector/C use MariaDB Connector/Python (the same binary
+    protocol), else send text: the same statements, counted the same by the server."""
+    pytest.importorskip({"mariadb": "mariadb", "mysqlclient": "MySQLdb",
+                         "pymysql": "pymysql"}[driver])
     out = tmp_path / f"{driver}.versus"
     r = versus("run", "--target", mariadb_db, "--workload", "micro", "--out", str(out),
                "--set", "tests=point-query,read-only_range=10,update-inlist,write-only",

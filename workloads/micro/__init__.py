@@ -46,9 +46,10 @@ SPEC = WorkloadSpec(
               "update-zipf is always zipfian, update-one always id 1.",
               choices=DISTRIBUTIONS, group="driver"),
         Param("mysql-driver", "choice", "auto", "MySQL/MariaDB client: auto (MariaDB "
-              "Connector/Python with server-side prepared statements when installed, else "
-              "mysqlclient, else PyMySQL), or one of them; the last two send statements "
-              "as text.", choices=("auto", "mariadb", "mysqlclient", "pymysql"),
+              "Connector/C, libmariadb, with server-side prepared statements when installed, "
+              "else MariaDB Connector/Python with the same, else mysqlclient, else PyMySQL), "
+              "or one of them; the last two send statements as text.",
+              choices=("auto", "libmariadb", "mariadb", "mysqlclient", "pymysql"),
               group="driver", label="MySQL driver"),
     ),
     native=True,

@@ -73,7 +73,9 @@ def _summary_extra(agent, test: Test, summary: dict) -> dict:
     return out
 
 
-_PROTOCOLS = {"postgres": clients.PgClient.protocol, "mariadb": clients.MariadbClient.protocol,
+_PROTOCOLS = {"postgres": clients.PgClient.protocol,
+              "libmariadb": clients.LibmariadbClient.protocol,
+              "mariadb": clients.MariadbClient.protocol,
               "mysqlclient": clients.MysqlclientClient.protocol,
               "pymysql": clients.PymysqlClient.protocol}
 
