@@ -9,6 +9,8 @@ log-linear bucket scheme defined here, so any interval can be merged exactly on 
 """
 from __future__ import annotations
 
+import array
+
 import json
 import math
 from typing import Any, Iterable, Iterator
@@ -157,6 +159,11 @@ def bucket_of(us: int) -> int:
         return N_BUCKETS - 1
     exp = us.bit_length() - SUB_BITS          # >= 1
     return SUB + (exp - 1) * HALF + ((us >> exp) - HALF)
+
+
+# bucket_of for latencies below LUT_US, by index: cheaper than the call in hot loops
+LUT_US = 4096
+BUCKET_LUT = array.array("H", (bucket_of(us) for us in range(LUT_US)))
 
 
 def bucket_low(b: int) -> int:

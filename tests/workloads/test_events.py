@@ -15,6 +15,9 @@ def test_buckets_are_ordered_and_tight():
         if us >= E.SUB:     # relative width stays within the declared resolution
             assert (E.bucket_low(b + 1) - E.bucket_low(b)) / us <= 2.0 / E.SUB
         prev = b
+    # the hot loops' lookup table is the same function
+    assert [E.BUCKET_LUT[us] for us in range(E.LUT_US)] == [E.bucket_of(us)
+                                                            for us in range(E.LUT_US)]
 
 
 def test_percentiles_of_a_known_distribution():

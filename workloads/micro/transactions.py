@@ -11,7 +11,7 @@ import functools
 import time
 from typing import Callable
 
-from ..events import bucket_of
+from ..events import BUCKET_LUT, LUT_US, bucket_of
 from . import clients, load, suite
 from .clients import StatementFailed
 from .suite import Test
@@ -126,6 +126,7 @@ def _loop(vu, event: Callable[[], int]) -> bool:
     carr, cs = vu.carr, vu.cbase + _STATEMENTS
     stop = vu.stop
     clock = time.perf_counter_ns
+    lut, lut_us = BUCKET_LUT, LUT_US
     reported: set[str] = set()
     while not stop.value:
         t0 = clock()
@@ -143,7 +144,8 @@ def _loop(vu, event: Callable[[], int]) -> bool:
                 vu.report_error(("ignored as sysbench does: " if exc.ignorable else "")
                                 + msg)
             continue
-        arr[hb + bucket_of((clock() - t0) // 1000)] += 1
+        us = (clock() - t0) // 1000
+        arr[hb + (lut[us] if us < lut_us else bucket_of(us))] += 1
         arr[base] += 1
         carr[cs] += n
     return True
@@ -215,6 +217,13 @@ def build_event(test: Test, client: clients.Client, vu) -> Callable[[], int]:
 def _by_id(ctx: _Ctx, sql: str, count_slot: int | None = None) -> Callable[[], int]:
     runs = ctx.per_table(sql, "i", count=count_slot is not None)
     pick, table = ctx.pick, ctx.table()
+    if count_slot is None and len(runs) == 1:
+        run = runs[0]
+
+        def event_one_table() -> int:
+            run((pick(),))
+            return 1
+        return event_one_table
     if count_slot is None:
         def event() -> int:
             runs[table()]((pick(),))
