@@ -35,7 +35,11 @@ ROOT = Path(__file__).resolve().parents[1]
 # sysbench: defaults (--db-ps-mode=auto, --rand-type=special: 75 % of the ids come from 1 %
 # of the table); sysbench-uniform: --rand-type=uniform, the id distribution Versus uses;
 # sysbench-nops: --db-ps-mode=disable (text protocol, the server parses every query).
-TOOLS = ("sysbench", "versus", "sysbench-nops", "sysbench-uniform", "versus-special")
+# sysbench-paced: sysbench-uniform held by --rate to the QPS Versus had just before in the
+# same round, to see how much of the server's CPU per query follows the client's pace (a
+# backend that waits for its next query sleeps and wakes per query)
+TOOLS = ("sysbench", "versus", "sysbench-nops", "sysbench-uniform", "versus-special",
+         "sysbench-paced")
 
 
 def versus_cmd() -> list[str]:
@@ -44,9 +48,11 @@ def versus_cmd() -> list[str]:
 
 
 def run_sysbench(eng: Engine, db: str, rows: int, seconds: int, ps: bool,
-                 uniform: bool = False) -> dict:
+                 uniform: bool = False, rate: int = 0) -> dict:
     cmd = [SYSBENCH, "oltp_point_select", *eng.sysbench_conn_args(db), "--tables=1",
            f"--table-size={rows}", "--threads=2", f"--time={seconds}", "--report-interval=0", "run"]
+    if rate:
+        cmd.append(f"--rate={rate}")
     if not ps:
         cmd.append("--db-ps-mode=disable")
     if uniform:
@@ -101,6 +107,11 @@ def bench_engine(eng: Engine, args, home: str) -> list[dict]:
         if args.warmup > 0:
             run_sysbench(eng, db, args.rows, args.warmup, ps=True)
         ncpu = os.cpu_count() or 1
+        if "sysbench-paced" in args.tools and (
+                "versus" not in args.tools
+                or args.tools.index("versus") > args.tools.index("sysbench-paced")):
+            raise SystemExit("--tools: sysbench-paced needs versus before it")
+        pace = 0
         for rnd in range(1, args.rounds + 1):
             for tool in args.tools:
                 waited = wait_for_quiet(args.quiet_wait) if args.quiet_wait > 0 else 0.0
@@ -109,10 +120,13 @@ def bench_engine(eng: Engine, args, home: str) -> list[dict]:
                     if tool.startswith("versus"):
                         r = run_versus(eng, db, args.rows, args.seconds, home,
                                        "special" if tool == "versus-special" else "uniform")
+                        if tool == "versus":
+                            pace = int(r["qps"])
                     else:
                         r = run_sysbench(eng, db, args.rows, args.seconds,
                                          ps=(tool != "sysbench-nops"),
-                                         uniform=(tool == "sysbench-uniform"))
+                                         uniform=tool in ("sysbench-uniform", "sysbench-paced"),
+                                         rate=pace if tool == "sysbench-paced" else 0)
                 busy = host_busy_seconds() - b0
                 r["server_s"] = srv.seconds
                 client_all = (r["tree_user_s"] + r["tree_sys_s"] if tool.startswith("versus")
@@ -179,6 +193,16 @@ def report(results: list[dict]) -> None:
             like.append([eng] + [f"{a / b:.3f}" for a, b in
                                  (m["qps"], m["us_total"], (m["us_tree"][0], m["us_total"][1]),
                                   m["us_server"])])
+    for eng in dict.fromkeys(r["engine"] for r in results):
+        v = [r for r in results if r["engine"] == eng and r["tool"] == "versus"]
+        u = [r for r in results if r["engine"] == eng and r["tool"] == "sysbench-paced"]
+        if v and u:
+            m = {k: (mean(r.get(k) for r in v), mean(r.get(k) for r in u))
+                 for k in ("qps", "us_total", "us_tree", "us_server")}
+            like.append([eng + " paced"] + [f"{a / b:.3f}" for a, b in
+                                             (m["qps"], m["us_total"],
+                                              (m["us_tree"][0], m["us_total"][1]),
+                                              m["us_server"])])
     for eng in dict.fromkeys(r["engine"] for r in results):
         v = [r for r in results if r["engine"] == eng and r["tool"] == "versus-special"]
         u = [r for r in results if r["engine"] == eng and r["tool"] == "sysbench"]

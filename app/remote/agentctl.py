@@ -101,8 +101,9 @@ class AgentControl:
             "uses them; needs a compiler and libmariadb-dev)")
         c = self.t.run(pip + [self.DRIVERS["mariadb"]], check=False, timeout=900)
         if c.rc != 0:
-            log("MariaDB Connector/Python could not be built there; MySQL and MariaDB "
-                "statements will be sent as text")
+            log("MariaDB Connector/Python could not be built there; the micro suite uses "
+                "MariaDB Connector/C (libmariadb3) where the host has it, else sends MySQL "
+                "and MariaDB statements as text")
         self.python = self.venv_python
         return self.venv_python
 

@@ -14,7 +14,7 @@ from .transport import Transport
 TOOLS = ("sysbench", "pgbench", "perf", "vmstat", "iostat")
 SERVERS = ("postgres", "pg_ctl", "mysqld", "mariadbd")
 PORTS = ("5432", "3306")
-DRIVERS = ("psycopg", "pymysql", "MySQLdb", "mariadb")
+DRIVERS = ("psycopg", "pymysql", "MySQLdb", "mariadb", "libmariadb")
 
 # Runs under the host's chosen interpreter; stdlib only, and Python 3.6 syntax.
 _DRIVER_PROBE = r"""
@@ -38,6 +38,16 @@ for name in ("psycopg", "pymysql", "MySQLdb", "mariadb"):
         except Exception as e:
             d["error"] = str(e)
     out[name] = d
+try:
+    import ctypes
+    lib = ctypes.CDLL("libmariadb.so.3")
+    if hasattr(lib, "mariadb_stmt_execute_direct"):
+        lib.mysql_get_client_info.restype = ctypes.c_char_p
+        out["libmariadb"] = {"version": lib.mysql_get_client_info().decode()}
+    else:
+        out["libmariadb"] = None
+except Exception:
+    out["libmariadb"] = None
 print(json.dumps(out))
 """
 
@@ -227,7 +237,8 @@ def format_facts(facts: dict) -> list[tuple[str, str]]:
     drivers = facts.get("drivers") or {}
     labels = {"psycopg": "psycopg (PostgreSQL)", "pymysql": "PyMySQL (MySQL/MariaDB)",
               "MySQLdb": "mysqlclient (MySQL/MariaDB)",
-              "mariadb": "MariaDB Connector/Python (prepared statements)"}
+              "mariadb": "MariaDB Connector/Python (prepared statements)",
+              "libmariadb": "MariaDB Connector/C (prepared statements, the micro suite's)"}
     for name in DRIVERS:
         d = drivers.get(name)
         if not d:

@@ -29,6 +29,10 @@ def check_facts(facts):
     assert rows["Kernel"].startswith(os.uname().release)
     assert "pgbench" in rows["Tools"]
     assert rows["psycopg (PostgreSQL)"].startswith(psycopg["version"])
+    # the micro suite's MySQL client, libmariadb3 (installed with libmariadb-dev here)
+    lib = facts["drivers"]["libmariadb"]
+    assert lib and lib["version"][0].isdigit(), lib
+    assert rows["MariaDB Connector/C (prepared statements, the micro suite's)"] == lib["version"]
 
 
 def test_facts_on_local_host():
@@ -52,6 +56,6 @@ def test_missing_interpreter_leaves_drivers_unknown():
     facts = gather_facts(LocalTransport(), python="versus-no-such-python")
     assert facts["python"] is None
     assert facts["drivers"] == {"psycopg": None, "pymysql": None, "MySQLdb": None,
-                                "mariadb": None}
+                                "mariadb": None, "libmariadb": None}
     assert facts["kernel"] == os.uname().release
     assert "not found" in dict(format_facts(facts))["Python"]

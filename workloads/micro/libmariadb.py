@@ -189,6 +189,7 @@ class Statement:
             raise err
         n = lib.mysql_stmt_param_count(self.st)
         if n != len(types):
+            self.close()
             raise LibError(0, f"{sql} has {n} parameters, {len(types)} types were given")
         self.results = lib.mysql_stmt_field_count(self.st) > 0
         self.ints = (C.c_longlong * max(1, types.count("i")))()
@@ -212,7 +213,9 @@ class Statement:
                 plan.append((False, ns))
                 ns += 1
         if n and lib.mysql_stmt_bind_param(self.st, self.binds) != b"\x00":
-            raise self.error()
+            err = self.error()
+            self.close()
+            raise err
         self.plan = plan
         self.only_ints = ns == 0
 
