@@ -35,8 +35,8 @@ ROOT = Path(__file__).resolve().parents[1]
 # sysbench: defaults (--db-ps-mode=auto, --rand-type=special: 75 % of the ids come from 1 %
 # of the table); sysbench-uniform: --rand-type=uniform, the id distribution Versus uses;
 # sysbench-nops: --db-ps-mode=disable (text protocol, the server parses every query).
-# sysbench-paced: sysbench-uniform held by --rate to the QPS Versus had just before in the
-# same round, to see how much of the server's CPU per query follows the client's pace (a
+# sysbench-paced: sysbench-uniform held by --rate to a share of the QPS Versus had just
+# before in the same round (--pace-factor), to see how much of the server's CPU per query follows the client's pace (a
 # backend that waits for its next query sleeps and wakes per query)
 TOOLS = ("sysbench", "versus", "sysbench-nops", "sysbench-uniform", "versus-special",
          "sysbench-paced")
@@ -121,7 +121,7 @@ def bench_engine(eng: Engine, args, home: str) -> list[dict]:
                         r = run_versus(eng, db, args.rows, args.seconds, home,
                                        "special" if tool == "versus-special" else "uniform")
                         if tool == "versus":
-                            pace = int(r["qps"])
+                            pace = int(r["qps"] * args.pace_factor)
                     else:
                         r = run_sysbench(eng, db, args.rows, args.seconds,
                                          ps=(tool != "sysbench-nops"),
@@ -239,6 +239,10 @@ def main() -> None:
                     help="before each run, wait up to this many seconds for the machine to "
                          "be idle (other processes < 15%% of the cores; default 15)")
     ap.add_argument("--json", metavar="FILE", help="also write the per-run results here")
+    ap.add_argument("--pace-factor", type=float, default=0.85,
+                    help="sysbench-paced's --rate as a share of Versus's QPS just before "
+                         "(default 0.85: near its own peak, sysbench's rate mode stops with "
+                         "'the event queue is full')")
     args = ap.parse_args()
     args.tools = [t.strip() for t in args.tools.split(",") if t.strip()]
     if any(t not in TOOLS for t in args.tools):
