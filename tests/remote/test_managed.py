@@ -89,6 +89,8 @@ def test_a_managed_server_starts_with_the_profile_and_stops_clean(where, profile
                 assert db.scalar("SELECT @@socket").startswith(workdir)
                 # no system option file: /etc/mysql sets nothing here
                 assert db.scalar("SELECT @@pid_file").startswith(workdir)
+                # temporary files of its own: instances sharing /tmp collide
+                assert db.scalar("SELECT @@tmpdir") == srv.tmpdir
         finally:
             db.close()
         assert target.port not in (5432, 3306)
@@ -127,6 +129,21 @@ def test_a_server_that_will_not_start_says_why_in_its_own_words(where, text, sai
     assert "last lines of its log" in msg
     assert not _procs_in(srv.workdir)
     assert not os.path.exists(srv.datadir)
+
+
+def test_a_failed_initialisation_puts_its_error_lines_first(workdir, tmp_path):
+    # mariadb-install-db ends a failure with a page of advice; the error is above it. A
+    # data file path InnoDB cannot parse stands for any failure of the tool.
+    srv = _server("/usr", workdir, None, tmp_path,
+                  text="[mysqld]\ninnodb_data_file_path = nonsense\n")
+    with pytest.raises(ManagedError) as e:
+        srv.start()
+    srv.stop()
+    msg = str(e.value)
+    assert msg.startswith("mariadb-install-db failed (exit code 1); the errors it logged:\n")
+    errors = msg.split("the errors it logged:\n", 1)[1].split("\nlast lines of ", 1)[0]
+    assert "[ERROR] InnoDB: Unable to parse innodb_data_file_path=nonsense" in errors, msg
+    assert not _procs_in(srv.workdir)
 
 
 def test_a_work_folder_with_a_comma_in_its_name_gets_its_socket(workdir, tmp_path):
