@@ -51,6 +51,10 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   [ "$mode" = test ] && touch "$stamp"
 fi
 
+# Bytecode for the project's own modules now, not at every start: an environment with
+# PYTHONDONTWRITEBYTECODE set never caches it (a start took 1.14 s without, 0.92 s with).
+.venv/bin/python -m compileall -q app workloads >/dev/null 2>&1 || true
+
 start_services() {
   # The machine's PostgreSQL and MariaDB, started when they are not listening.
   if ! (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then
