@@ -506,6 +506,7 @@ class ManagedServer:
             return
         shutil.rmtree(self.datadir, ignore_errors=True)
         shutil.rmtree(self.sockdir, ignore_errors=True)
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
         if self._created_workdir:
             try:
                 os.rmdir(self.workdir)

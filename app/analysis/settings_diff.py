@@ -23,6 +23,8 @@ INSTANCE_SETTINGS = frozenset({
     "innodb_buffer_pool_filename", "secure_file_priv", "wsrep_node_name", "server_uid",
     "report_port", "aria_log_dir_path", "wsrep_data_home_dir", "basedir", "plugin_dir",
     "log_basename", "relay_log", "general_log_file", "ssl_capath",
+    # follow tmpdir, which a managed instance keeps in its own work folder
+    "slave_load_tmpdir", "replica_load_tmpdir", "innodb_temp_tablespaces_dir",
 })
 _PG_SIZE_UNITS = {"B": 1, "kB": 1024, "8kB": 8192, "16kB": 16384, "MB": 1 << 20}
 

@@ -100,6 +100,7 @@ def test_a_managed_server_starts_with_the_profile_and_stops_clean(where, profile
         srv.stop()
     assert srv.timings["stop_s"] < 30
     assert not os.path.exists(srv.datadir)          # removed, as asked
+    assert not os.path.exists(srv.workdir)          # its sockets' and temporary files' too
     assert not _procs_in(srv.workdir)               # no stray server process
 
 
