@@ -137,9 +137,11 @@ def test_a_failed_initialisation_puts_its_error_lines_first(workdir, tmp_path):
     # data file path InnoDB cannot parse stands for any failure of the tool.
     srv = _server("/usr", workdir, None, tmp_path,
                   text="[mysqld]\ninnodb_data_file_path = nonsense\n")
-    with pytest.raises(ManagedError) as e:
-        srv.start()
-    srv.stop()
+    try:
+        with pytest.raises(ManagedError) as e:
+            srv.start()
+    finally:
+        srv.stop()                  # a server that started after all must not outlive us
     msg = str(e.value)
     assert msg.startswith("mariadb-install-db failed (exit code 1); the errors it logged:\n")
     errors = msg.split("the errors it logged:\n", 1)[1].split("\nlast lines of ", 1)[0]
