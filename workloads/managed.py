@@ -42,16 +42,6 @@ _INIT_OPTIONS = {"innodb_page_size", "lower_case_table_names", "innodb_data_file
                  "innodb_undo_tablespaces", "innodb_checksum_algorithm", "tmpdir"}
 
 
-def _errors_then_tail(path: str, start: int) -> str:
-    """A failed tool's error lines from its log (mariadb-install-db ends with a page of
-    advice that hides them), then the log's last lines."""
-    text = tail(path, lines=100_000, start=start)
-    errors = [ln for ln in text.splitlines()
-              if "[ERROR]" in ln or ln.startswith(("ERROR", "FATAL"))][:10]
-    said = ("the errors it logged:\n" + "\n".join(errors) + "\n") if errors else ""
-    return f"{said}last lines of {path}:\n{tail(path, start=start)}"
-
-
 class ManagedError(DatabaseError):
     """A managed server that could not be found, created, started or stopped."""
 
@@ -290,8 +280,12 @@ class ManagedServer:
             except OSError as exc:
                 raise ManagedError(f"could not run {argv[0]}: {exc}") from None
         if r.returncode != 0:
-            raise ManagedError(f"{what} failed (exit code {r.returncode}); "
-                               f"{_errors_then_tail(self.log_path, start)}")
+            # the tool's own errors first: mariadb-install-db ends with a page of advice
+            said = server_errors(tail(self.log_path, lines=100_000, start=start))
+            raise ManagedError(f"{what} failed (exit code {r.returncode})"
+                               + (f": {said}" if said else "")
+                               + f"; last lines of {self.log_path}:\n"
+                               + tail(self.log_path, start=start))
 
     def _check_traversable(self) -> None:
         """As root, `nobody` must reach the data directory: refuse a work folder it cannot

@@ -5,8 +5,12 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
+
+from workloads.procgroups import cmdline, read_stat
+from workloads.sampler import read_cpu
 
 REPO = Path(__file__).resolve().parents[2]
 PG15 = "/usr/lib/postgresql/15/bin"
@@ -41,17 +45,14 @@ def local_target(url_db: str, engine: str) -> dict:
             "database": url_db}
 
 
-def _proc_ticks() -> dict[int, tuple[str, int]]:
+def _proc_ticks() -> dict[int, int]:
+    """utime + stime of every process, in ticks."""
     out = {}
     for d in os.listdir("/proc"):
         if d.isdigit():
-            try:
-                raw = Path(f"/proc/{d}/stat").read_text()
-            except OSError:
-                continue
-            name, rest = raw[raw.index("(") + 1:raw.rindex(")")], raw[raw.rindex(")") + 2:]
-            f = rest.split()
-            out[int(d)] = (name, int(f[11]) + int(f[12]))
+            st = read_stat(f"/proc/{d}/stat")
+            if st is not None:
+                out[int(d)] = st[1] + st[2]
     return out
 
 
@@ -59,10 +60,8 @@ def wait_for_quiet_host(busy_below: float = 0.15, limit_s: float = 60) -> str:
     """For tests that judge the host's CPU: wait (up to limit_s) until the host's busy share
     over one second is below busy_below. Returns what kept it busy at the last look, in
     words ("" when quiet), for a failure message."""
-    import time
-
-    def busy() -> float:
-        f = [int(x) for x in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    def busy() -> tuple[int, int]:
+        f = read_cpu()                      # idle and iowait are not busy
         return sum(f) - f[3] - f[4], sum(f)
 
     end = time.monotonic() + limit_s
@@ -76,7 +75,6 @@ def wait_for_quiet_host(busy_below: float = 0.15, limit_s: float = 60) -> str:
             return ""
         if time.monotonic() > end:
             p1 = _proc_ticks()
-            top = sorted(((v[1] - p0[k][1], v[0], k) for k, v in p1.items() if k in p0),
-                         reverse=True)[:4]
+            top = sorted(((v - p0[k], k) for k, v in p1.items() if k in p0), reverse=True)[:4]
             return (f"host {share:.0%} busy before the run; busiest: "
-                    + ", ".join(f"{n} ({pid}) {t} ticks" for t, n, pid in top))
+                    + ", ".join(f"{cmdline(pid)[:60]} ({pid}) {t} ticks" for t, pid in top))
