@@ -36,8 +36,9 @@ ROOT = Path(__file__).resolve().parents[1]
 # of the table); sysbench-uniform: --rand-type=uniform, the id distribution Versus uses;
 # sysbench-nops: --db-ps-mode=disable (text protocol, the server parses every query).
 # sysbench-paced: sysbench-uniform held by --rate to a share of the QPS Versus had just
-# before in the same round (--pace-factor), to see how much of the server's CPU per query follows the client's pace (a
-# backend that waits for its next query sleeps and wakes per query)
+# before in the same round (--pace-factor), to see how much of the server's CPU per query
+# follows the client's pace (a backend that waits for its next query sleeps and wakes per
+# query)
 TOOLS = ("sysbench", "versus", "sysbench-nops", "sysbench-uniform", "versus-special",
          "sysbench-paced")
 
@@ -184,35 +185,20 @@ def report(results: list[dict]) -> None:
                  "QPS ratio", "client CPU ratio", "tree CPU ratio", "server CPU ratio"],
                 out, "ll" + "r" * 8))
     like = []
-    for eng in dict.fromkeys(r["engine"] for r in results):
-        v = [r for r in results if r["engine"] == eng and r["tool"] == "versus"]
-        u = [r for r in results if r["engine"] == eng and r["tool"] == "sysbench-uniform"]
-        if v and u:
-            m = {k: (mean(r.get(k) for r in v), mean(r.get(k) for r in u))
-                 for k in ("qps", "us_total", "us_tree", "us_server")}
-            like.append([eng] + [f"{a / b:.3f}" for a, b in
-                                 (m["qps"], m["us_total"], (m["us_tree"][0], m["us_total"][1]),
-                                  m["us_server"])])
-    for eng in dict.fromkeys(r["engine"] for r in results):
-        v = [r for r in results if r["engine"] == eng and r["tool"] == "versus"]
-        u = [r for r in results if r["engine"] == eng and r["tool"] == "sysbench-paced"]
-        if v and u:
-            m = {k: (mean(r.get(k) for r in v), mean(r.get(k) for r in u))
-                 for k in ("qps", "us_total", "us_tree", "us_server")}
-            like.append([eng + " paced"] + [f"{a / b:.3f}" for a, b in
-                                             (m["qps"], m["us_total"],
-                                              (m["us_tree"][0], m["us_total"][1]),
-                                              m["us_server"])])
-    for eng in dict.fromkeys(r["engine"] for r in results):
-        v = [r for r in results if r["engine"] == eng and r["tool"] == "versus-special"]
-        u = [r for r in results if r["engine"] == eng and r["tool"] == "sysbench"]
-        if v and u:
-            m = {k: (mean(r.get(k) for r in v), mean(r.get(k) for r in u))
-                 for k in ("qps", "us_total", "us_tree", "us_server")}
-            like.append([eng + " special"] + [f"{a / b:.3f}" for a, b in
-                                               (m["qps"], m["us_total"],
-                                                (m["us_tree"][0], m["us_total"][1]),
-                                                m["us_server"])])
+    # (label suffix, Versus tool, the sysbench run it is set against)
+    for suffix, vt, st in (("", "versus", "sysbench-uniform"), (" paced", "versus",
+                                                                "sysbench-paced"),
+                           (" special", "versus-special", "sysbench")):
+        for eng in dict.fromkeys(r["engine"] for r in results):
+            v = [r for r in results if r["engine"] == eng and r["tool"] == vt]
+            u = [r for r in results if r["engine"] == eng and r["tool"] == st]
+            if v and u:
+                m = {k: (mean(r.get(k) for r in v), mean(r.get(k) for r in u))
+                     for k in ("qps", "us_total", "us_tree", "us_server")}
+                like.append([eng + suffix] + [f"{a / b:.3f}" for a, b in
+                                              (m["qps"], m["us_total"],
+                                               (m["us_tree"][0], m["us_total"][1]),
+                                               m["us_server"])])
     if like:
         print()
         print("Like for like: Versus / sysbench with the same id distribution "

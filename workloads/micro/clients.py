@@ -75,9 +75,7 @@ def driver_for(target: TargetInfo, choice: str = "auto") -> str:
 
 
 def connect(target: TargetInfo, choice: str = "auto") -> "Client":
-    kind = driver_for(target, choice)
-    return {"postgres": PgClient, "libmariadb": LibmariadbClient, "mariadb": MariadbClient,
-            "mysqlclient": MysqlclientClient, "pymysql": PymysqlClient}[kind](target)
+    return CLIENTS[driver_for(target, choice)](target)
 
 
 class Client:
@@ -405,3 +403,8 @@ class PymysqlClient(_CursorCounts, Client):
             except error as exc:
                 raise _text_failed(exc, op_error) from None
         return run
+
+
+# kind (driver_for) -> client class
+CLIENTS: dict[str, type[Client]] = {c.kind: c for c in (
+    PgClient, LibmariadbClient, MariadbClient, MysqlclientClient, PymysqlClient)}

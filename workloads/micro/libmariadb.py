@@ -99,7 +99,6 @@ class LibError(Exception):
     def __init__(self, errno: int, message: str):
         super().__init__(message)
         self.errno = errno
-        self.args = (errno, message)
 
 
 class Connection:
@@ -184,8 +183,7 @@ class Statement:
         raw = sql.encode()
         if lib.mysql_stmt_prepare(self.st, raw, len(raw)):
             err = self.error()
-            lib.mysql_stmt_close(self.st)
-            self.st = None
+            self.close()
             raise err
         n = lib.mysql_stmt_param_count(self.st)
         if n != len(types):
@@ -203,21 +201,20 @@ class Statement:
             if t == "i":
                 b.buffer_type = MYSQL_TYPE_LONGLONG
                 b.buffer = C.addressof(self.ints) + 8 * ni
-                plan.append((True, ni))
+                plan.append((True, ni, None))
                 ni += 1
             else:
                 b.buffer_type = MYSQL_TYPE_STRING
                 b.buffer = C.addressof(self.strs[ns])
                 b.buffer_length = STRING_BYTES
                 b.length = C.addressof(self.lens) + C.sizeof(C.c_ulong) * ns
-                plan.append((False, ns))
+                plan.append((False, ns, self.strs[ns]))
                 ns += 1
         if n and lib.mysql_stmt_bind_param(self.st, self.binds) != b"\x00":
             err = self.error()
             self.close()
             raise err
         self.plan = plan
-        self.only_ints = ns == 0
 
     def error(self) -> LibError:
         return LibError(self.lib.mysql_stmt_errno(self.st),
@@ -225,16 +222,14 @@ class Statement:
 
     def setter(self):
         """params -> None: copies a call's values into the bound buffers."""
-        ints = self.ints
-        if self.only_ints:
-            if not self.plan:
-                return lambda params: None
-
+        ints, plan = self.ints, self.plan
+        if not plan:
+            return lambda params: None
+        if not self.strs:
             def put_ints(params):
                 ints[:] = params
             return put_ints
-        lens, strs, memmove = self.lens, self.strs, C.memmove
-        plan = [(is_int, k, strs[k] if not is_int else None) for is_int, k in self.plan]
+        lens, memmove = self.lens, C.memmove
 
         def put(params):
             for (is_int, k, buf), v in zip(plan, params):

@@ -61,7 +61,7 @@ def _summary_extra(agent, test: Test, summary: dict) -> dict:
         "test": {"name": test.name, "group": suite.GROUPS[test.group],
                  "statements_per_transaction": test.per_event, "range": test.range or None,
                  "sql": list(dict.fromkeys(test.statements))},
-        "sql_client": {"driver": kind, "protocol": _PROTOCOLS[kind],
+        "sql_client": {"driver": kind, "protocol": clients.CLIENTS[kind].protocol,
                    "cpu_us_per_statement": round(cpu * 1e6 / stmts, 2) if stmts else None},
     }
     if test.family == "scan":
@@ -73,11 +73,6 @@ def _summary_extra(agent, test: Test, summary: dict) -> dict:
     return out
 
 
-_PROTOCOLS = {"postgres": clients.PgClient.protocol,
-              "libmariadb": clients.LibmariadbClient.protocol,
-              "mariadb": clients.MariadbClient.protocol,
-              "mysqlclient": clients.MysqlclientClient.protocol,
-              "pymysql": clients.PymysqlClient.protocol}
 
 
 def _server_check(agent, test: Test, summary: dict) -> dict | None:
