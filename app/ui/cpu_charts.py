@@ -66,6 +66,11 @@ def comparison_source(comp, i: int) -> SeriesSource:
                         lambda: [(p.name, p.t0 - r.offset) for p in r.phases])
 
 
+def fmt_share(v: float | None) -> str:
+    """A group's share in the readout: % of host CPU, as the axis, one decimal for all."""
+    return "—" if v is None or v != v else f"{v:.1f} %"
+
+
 def group_colour(group: str, k: int = 0) -> str:
     return GROUP_COLOURS.get(group, EXTRA_COLOURS[k % len(EXTRA_COLOURS)])
 
@@ -143,7 +148,7 @@ class CpuGroupsWidget(QWidget):
         # running sums the bands are drawn from
         self._own: list[tuple[str, str, pg.PlotDataItem]] = []
         self.crosshair = Crosshair(self.view, lambda: [(self.plot, self._own)],
-                                   dark=theme.is_dark)
+                                   dark=theme.is_dark, fmt=fmt_share)
 
     def set_source(self, source: SeriesSource | None, title: str = "") -> None:
         self.source = source

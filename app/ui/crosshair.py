@@ -39,8 +39,10 @@ class Crosshair:
 
     def __init__(self, view: pg.GraphicsLayoutWidget,
                  groups: Callable[[], list[tuple[pg.PlotItem, Lines]]],
-                 max_gap: float = 3.0, dark: Callable[[], bool] = lambda: False) -> None:
+                 max_gap: float = 3.0, dark: Callable[[], bool] = lambda: False,
+                 fmt: Callable[[float | None], str] = fmt) -> None:
         self.view = view
+        self.fmt = fmt                            # how a value reads (a chart's own unit)
         self.groups = groups
         self.max_gap = max_gap
         self.dark = dark
@@ -94,7 +96,7 @@ class Crosshair:
             line.setValue(t)
             line.show()
             rows = [f'<span style="color:{c}">━</span>&nbsp;{escape(label)} '
-                    f'<b>{fmt(value_at(curve, t, self.max_gap))}</b>'
+                    f'<b>{self.fmt(value_at(curve, t, self.max_gap))}</b>'
                     for label, c, curve in lines]
             head = f"<b>{fmt_clock(t)}</b>" if plot is hovered or hovered is None else ""
             body = "<br>".join(([head] if head else []) + rows)

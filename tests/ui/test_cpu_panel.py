@@ -138,17 +138,17 @@ def test_cpu_and_counter_charts_have_the_crosshair_readout(qtbot):
     t = float(g.times[len(g.times) // 2])
     g.crosshair.show_at(t)
     text = g.crosshair.text_of(g.plot)
-    from app.model.runset import fmt_value
+    from app.ui.cpu_charts import fmt_share
     i = len(g.times) // 2
     fg = float(g.layers[0][1][i])                                   # the bottom band
     second = float(g.layers[1][1][i]) - fg                          # its own share, not a sum
-    # "━ server foreground (connections) 36.00": one line per group under the time
+    # "━ server foreground (connections) 36.0 %": one line per group under the time
     rows = {}
     for line in text.splitlines()[1:]:
-        label, value = line.removeprefix("━ ").rsplit(" ", 1)
-        rows[label] = value
-    assert rows["server foreground (connections)"] == fmt_value(fg), rows
-    assert rows[group_title(g.groups[1])] == fmt_value(second), rows
+        label, number, unit = line.removeprefix("━ ").rsplit(" ", 2)
+        rows[label] = f"{number} {unit}"
+    assert rows["server foreground (connections)"] == fmt_share(fg), rows
+    assert rows[group_title(g.groups[1])] == fmt_share(second), rows
     chooser = panel.chooser
     chooser.set_chosen(["db.xact_commit"])
     x, y = chooser._curves[0].getData()
