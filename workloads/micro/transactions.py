@@ -119,11 +119,11 @@ def _loop(vu, event: Callable[[], int]) -> bool:
     arr, base = vu.arr, vu.base(0)
     hb = base + 2
     carr, cs = vu.carr, vu.cbase + _STATEMENTS
-    stop = vu.stop
+    stop = memoryview(vu.stop).cast("B")        # the agent's stop flag, read per event
     clock = time.perf_counter_ns
     lut, lut_us = BUCKET_LUT, LUT_US
     reported: set[str] = set()
-    while not stop.value:
+    while not stop[0]:
         t0 = clock()
         try:
             n = event()
