@@ -240,7 +240,7 @@ class LibmariadbClient(Client):
         fail = self._failed
 
         if stmt.results and not count and types == "i":
-            ints = stmt.ints
+            ints = stmt.int_view
 
             def run(params):
                 ints[0] = params[0]

@@ -170,6 +170,10 @@ class Connection:
         self.m = None
 
 
+def _too_long(n: int):
+    raise LibError(0, f"a string parameter of {n} bytes is longer than {STRING_BYTES}")
+
+
 class Statement:
     """A prepared statement with its parameters bound once to buffers: integers in one
     array, each string in a buffer of its own with its length."""
@@ -201,48 +205,46 @@ class Statement:
             if t == "i":
                 b.buffer_type = MYSQL_TYPE_LONGLONG
                 b.buffer = C.addressof(self.ints) + 8 * ni
-                plan.append((True, ni, None))
+                plan.append((True, ni))
                 ni += 1
             else:
                 b.buffer_type = MYSQL_TYPE_STRING
                 b.buffer = C.addressof(self.strs[ns])
                 b.buffer_length = STRING_BYTES
                 b.length = C.addressof(self.lens) + C.sizeof(C.c_ulong) * ns
-                plan.append((False, ns, self.strs[ns]))
+                plan.append((False, ns))
                 ns += 1
         if n and lib.mysql_stmt_bind_param(self.st, self.binds) != b"\x00":
             err = self.error()
             self.close()
             raise err
         self.plan = plan
+        # the same buffers as memoryviews: what a statement's call writes its values into
+        self.int_view = memoryview(self.ints).cast("B").cast("q")
+        self.len_view = memoryview(self.lens).cast("B").cast("L")
+        self.str_views = [memoryview(b).cast("B") for b in self.strs]
 
     def error(self) -> LibError:
         return LibError(self.lib.mysql_stmt_errno(self.st),
                         (self.lib.mysql_stmt_error(self.st) or b"").decode(errors="replace"))
 
     def setter(self):
-        """params -> None: copies a call's values into the bound buffers."""
-        ints, plan = self.ints, self.plan
-        if not plan:
+        """params -> None: copies a call's values into the bound buffers, in one generated
+        function per statement (no loop, no ctypes call per value: memoryviews of the
+        buffers take the values)."""
+        if not self.plan:
             return lambda params: None
-        if not self.strs:
-            def put_ints(params):
-                ints[:] = params
-            return put_ints
-        lens, memmove = self.lens, C.memmove
-
-        def put(params):
-            for (is_int, k, buf), v in zip(plan, params):
-                if is_int:
-                    ints[k] = v
-                else:
-                    n = len(v)
-                    if n > STRING_BYTES:
-                        raise LibError(0, f"a string parameter of {n} bytes is longer than "
-                                          f"{STRING_BYTES}")
-                    memmove(buf, v, n)
-                    lens[k] = n
-        return put
+        scope = {"iv": self.int_view, "lv": self.len_view, "sv": self.str_views,
+                 "too_long": _too_long}
+        body = []
+        for k, (is_int, j) in enumerate(self.plan):
+            if is_int:
+                body.append(f"iv[{j}] = p[{k}]")
+            else:
+                body += [f"v = p[{k}]", "n = len(v)", f"if n > {STRING_BYTES}: too_long(n)",
+                         f"sv[{j}][:n] = v", f"lv[{j}] = n"]
+        exec("def put(p):\n    " + "\n    ".join(body), scope)   # noqa: S102 - from the plan
+        return scope["put"]
 
     def close(self) -> None:
         if self.st:
