@@ -73,8 +73,6 @@ def _summary_extra(agent, test: Test, summary: dict) -> dict:
     return out
 
 
-
-
 def _server_check(agent, test: Test, summary: dict) -> dict | None:
     """The server's own count of the test's statements and transactions over the phase."""
     srv = summary.get("server") or {}
@@ -119,11 +117,11 @@ def _loop(vu, event: Callable[[], int]) -> bool:
     arr, base = vu.arr, vu.base(0)
     hb = base + 2
     carr, cs = vu.carr, vu.cbase + _STATEMENTS
-    stop = memoryview(vu.stop).cast("B")        # the agent's stop flag, read per event
+    stop = vu.stop
     clock = time.perf_counter_ns
     lut, lut_us = BUCKET_LUT, LUT_US
     reported: set[str] = set()
-    while not stop[0]:
+    while not stop.value:
         t0 = clock()
         try:
             n = event()
