@@ -239,16 +239,7 @@ class LibmariadbClient(Client):
         affected = lib.mysql_stmt_affected_rows
         fail = self._failed
 
-        if stmt.results and not count and types == "i":
-            ints = stmt.int_view
-
-            def run(params):
-                ints[0] = params[0]
-                if execute(st):
-                    raise fail(stmt.error())
-                free(st)
-                return 0
-        elif stmt.results and not count:
+        if stmt.results and not count:
             def run(params=()):
                 put(params)
                 if execute(st):

@@ -194,9 +194,9 @@ class Statement:
             self.close()
             raise LibError(0, f"{sql} has {n} parameters, {len(types)} types were given")
         self.results = lib.mysql_stmt_field_count(self.st) > 0
-        self.ints = (C.c_longlong * max(1, types.count("i")))()
-        self.lens = (C.c_ulong * max(1, types.count("s")))()
-        self.strs = [C.create_string_buffer(STRING_BYTES) for _ in range(types.count("s"))]
+        ints = (C.c_longlong * max(1, types.count("i")))()
+        lens = (C.c_ulong * max(1, types.count("s")))()
+        strs = [C.create_string_buffer(STRING_BYTES) for _ in range(types.count("s"))]
         self.binds = (Bind * max(1, n))()
         ni = ns = 0
         plan = []
@@ -204,14 +204,14 @@ class Statement:
             b = self.binds[k]
             if t == "i":
                 b.buffer_type = MYSQL_TYPE_LONGLONG
-                b.buffer = C.addressof(self.ints) + 8 * ni
+                b.buffer = C.addressof(ints) + 8 * ni
                 plan.append((True, ni))
                 ni += 1
             else:
                 b.buffer_type = MYSQL_TYPE_STRING
-                b.buffer = C.addressof(self.strs[ns])
+                b.buffer = C.addressof(strs[ns])
                 b.buffer_length = STRING_BYTES
-                b.length = C.addressof(self.lens) + C.sizeof(C.c_ulong) * ns
+                b.length = C.addressof(lens) + C.sizeof(C.c_ulong) * ns
                 plan.append((False, ns))
                 ns += 1
         if n and lib.mysql_stmt_bind_param(self.st, self.binds) != b"\x00":
@@ -219,10 +219,10 @@ class Statement:
             self.close()
             raise err
         self.plan = plan
-        # the same buffers as memoryviews: what a statement's call writes its values into
-        self.int_view = memoryview(self.ints).cast("B").cast("q")
-        self.len_view = memoryview(self.lens).cast("B").cast("L")
-        self.str_views = [memoryview(b).cast("B") for b in self.strs]
+        # the buffers as memoryviews, which keep them alive: where a call's values go
+        self.int_view = memoryview(ints).cast("B").cast("q")
+        self.len_view = memoryview(lens).cast("B").cast("L")
+        self.str_views = [memoryview(b).cast("B") for b in strs]
 
     def error(self) -> LibError:
         return LibError(self.lib.mysql_stmt_errno(self.st),
