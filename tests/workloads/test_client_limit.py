@@ -4,6 +4,8 @@ client limits throughput, in a warning during the run and in the phase's summary
 run does not."""
 from __future__ import annotations
 
+import contextlib
+import os
 import time
 import uuid
 from pathlib import Path
@@ -27,38 +29,33 @@ def _measure(evs):
     return next(e for e in evs if e["kind"] == "summary" and e["phase"] == "measure")
 
 
+@contextlib.contextmanager
 def _cpu_quota_group(cores: float):
-    """A cgroup (v1 cpu controller, as on this machine; v2 where mounted so) of the test's
-    own, with a CPU quota; yields the command prefix that runs a process inside it."""
-    import contextlib
-    import os
-
-    @contextlib.contextmanager
-    def group():
-        v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
-        base = v1 if (v1 / "cpu.cfs_quota_us").exists() else v2
-        if not os.access(base, os.W_OK) or not (
-                (base / "cpu.cfs_quota_us").exists() or (base / "cgroup.subtree_control").exists()):
-            pytest.skip("no writable cgroup CPU controller here (root on a cgroup host needed)")
-        path = base / f"versus-test-{uuid.uuid4().hex[:8]}"
-        path.mkdir()
-        try:
-            period = 100_000
-            if base is v1:
-                (path / "cpu.cfs_period_us").write_text(str(period))
-                (path / "cpu.cfs_quota_us").write_text(str(int(cores * period)))
-            else:
-                (path / "cpu.max").write_text(f"{int(cores * period)} {period}")
-            yield ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(path)]
-        finally:
-            # the agent and its virtual users have ended; the group must be empty to go
-            for _ in range(50):
-                try:
-                    path.rmdir()
-                    break
-                except OSError:
-                    time.sleep(0.1)
-    return group()
+    """A cgroup of the test's own with a CPU quota (the v1 cpu controller, as on this
+    machine, or v2); yields the command prefix that runs a process inside it."""
+    v1, v2 = Path("/sys/fs/cgroup/cpu"), Path("/sys/fs/cgroup")
+    base = v1 if (v1 / "cpu.cfs_quota_us").exists() else v2
+    if not os.access(base, os.W_OK) or not ((base / "cpu.cfs_quota_us").exists()
+                                            or (base / "cgroup.subtree_control").exists()):
+        pytest.skip("no writable cgroup CPU controller here (root on a cgroup host needed)")
+    path = base / f"versus-test-{uuid.uuid4().hex[:8]}"
+    path.mkdir()
+    period = 100_000
+    try:
+        if base is v1:
+            (path / "cpu.cfs_period_us").write_text(str(period))
+            (path / "cpu.cfs_quota_us").write_text(str(int(cores * period)))
+        else:
+            (path / "cpu.max").write_text(f"{int(cores * period)} {period}")
+        yield ["sh", "-c", 'echo $$ > "$0/cgroup.procs" && exec "$@"', str(path)]
+    finally:
+        # the agent and its virtual users have ended; the group must be empty to go
+        for _ in range(50):
+            try:
+                path.rmdir()
+                break
+            except OSError:
+                time.sleep(0.1)
 
 
 def test_a_driver_held_to_a_fraction_of_a_core_with_many_virtual_users_is_said_to_limit(
