@@ -185,6 +185,10 @@ class CpuGroupsWidget(QWidget):
             self._items.append(fill)
             below = curve
         self._own = own[::-1]
+        # 0–100 % of the host, or up to the stack's top where the groups add up to more
+        # (each measured apart from the host's own count): a chart hides no data
+        top = float(np.nanmax(layers[-1][1])) if layers and len(times) else 0.0
+        self.plot.setYRange(0, max(100.0, top), padding=0.02)
         for name, t0 in (src.phases() if src else ()):
             line = pg.InfiniteLine(pos=t0, angle=90, movable=False,
                                    pen=pg.mkPen("#7a7a7a", width=1, style=Qt.PenStyle.DashLine),
