@@ -21,7 +21,8 @@ _PKG_ROOT = Path(importlib.util.find_spec("workloads").submodule_search_location
 def agent_files() -> tuple[tuple[str, bytes], ...]:
     files = []
     for p in sorted(_PKG_ROOT.rglob("*")):
-        if p.is_file() and p.suffix in (".py", ".sql") and "__pycache__" not in p.parts:
+        # .c: the micro suite's compiled loop, built on the host (workloads/micro/fastloop)
+        if p.is_file() and p.suffix in (".py", ".sql", ".c") and "__pycache__" not in p.parts:
             files.append((f"workloads/{p.relative_to(_PKG_ROOT).as_posix()}", p.read_bytes()))
     return tuple(files)
 

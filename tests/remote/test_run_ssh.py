@@ -118,3 +118,27 @@ def test_stop_ends_the_run_cleanly(sshd, ssh_host, pg_db, tmp_path):
             break
         time.sleep(0.2)
     assert ps.returncode == 1, ps.stdout
+
+
+@pytest.mark.parametrize("db", ["pg_db", "mariadb_db"])
+def test_micro_over_ssh_builds_its_compiled_loop_on_the_host(request, db, sshd, ssh_host,
+                                                              tmp_path):
+    """The agent as uploaded (its own folder on the host, not this checkout) carries
+    fastloop.c and builds it there: the clients run the compiled loop."""
+    url = request.getfixturevalue(db)
+    out = tmp_path / "micro.versus"
+    r = versus("run", "--host", "bench-box", "--target", url, "--workload", "micro",
+               "--set", "tests=point-query,update-nonindex", "--set", "table-size=2000",
+               "--set", "read-seconds=1", "--set", "write-seconds=1", "--set", "warmup=0",
+               "--set", "client-loop=compiled", "--out", str(out),
+               "--accept-host-key", sshd.host_key_fingerprint)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    with SessionFile(out) as s:
+        evs = s.events(s.runs()[-1].id)
+    summaries = [e for e in evs if e["kind"] == "summary" and "sql_client" in e]
+    assert [e["phase"] for e in summaries] == ["point-query.pre", "update-nonindex",
+                                              "point-query"]
+    for e in summaries:
+        assert e["sql_client"]["loop"] == "compiled event loop (fastloop.c)"
+        assert e["server_check"]["statements"] == pytest.approx(e["counters"]["statements"],
+                                                                rel=0.02)

@@ -79,16 +79,34 @@ def test_every_test_for_two_seconds_on_both_engines(versus_home, tmp_path, pg_db
     """Each test's statements per second match the server's own count within 2 % (MariaDB:
     Com_* of the clients' sessions; PostgreSQL: its transaction counters, one per statement
     outside BEGIN … COMMIT, and its tuple counters for the rows written); the writes leave
-    the row count the clients' own counts predict."""
+    the row count the clients' own counts predict. The clients run the compiled loop
+    (fastloop.c) wherever it has the test."""
+    _run_and_check(tmp_path, (pg_db, mariadb_db), "all", "auto")
+
+
+# every kind of step the compiled loop has, through the Python loop
+PYTHON_LOOP_TESTS = ("point-query,random-points_range=10,hot-points,range-covered-si,"
+                     "read-only-count,read-write_range=10,update-one,update-inlist,"
+                     "update-zipf,delete,insert,scan")
+
+
+def test_the_python_loop_runs_the_same_statements(versus_home, tmp_path, pg_db, mariadb_db):
+    """client-loop=python (a host without a C compiler): the same statements and counts."""
+    _run_and_check(tmp_path, (pg_db, mariadb_db), PYTHON_LOOP_TESTS, "python")
+
+
+def _run_and_check(tmp_path, urls, tests: str, loop: str) -> None:
     sets = ("read-seconds=2", "write-seconds=2", "warmup=0", "clients=2", "pre-reads=false",
-            f"tables={TABLES}", f"table-size={SIZE}")
-    runs = {url: (tmp_path / f"{i}.versus") for i, url in enumerate((pg_db, mariadb_db))}
+            f"tables={TABLES}", f"table-size={SIZE}", f"tests={tests}", f"client-loop={loop}")
+    runs = {url: (tmp_path / f"{i}.versus") for i, url in enumerate(urls)}
     procs = {url: _start(url, out, *sets) for url, out in runs.items()}
     for url, p in procs.items():
         stdout, stderr = p.communicate(timeout=600)
         assert p.returncode == 0, stdout[-3000:] + stderr
-    expected = ["prepare"] + [s.phase for s in suite.steps({"tests": "all", "pre-reads": False})]
-    assert len(expected) == 1 + len(suite.TESTS) == 33
+    steps = suite.steps({"tests": tests, "pre-reads": False})
+    expected = ["prepare"] + [s.phase for s in steps]
+    if tests == "all":
+        assert len(expected) == 1 + len(suite.TESTS) == 33
     for url, out in runs.items():
         pg = url.startswith("postgresql")
         evs = _events(out)
@@ -96,7 +114,7 @@ def test_every_test_for_two_seconds_on_both_engines(versus_home, tmp_path, pg_db
         assert phases == expected, phases
         summaries = {e["phase"]: e for e in evs if e["kind"] == "summary"}
         deleted = inserted = 0
-        for step in suite.steps({"tests": "all", "pre-reads": False}):
+        for step in steps:
             t, s = step.test, summaries[step.phase]
             c, check = s["counters"], s["server_check"]
             stmts, txns, errors = c["statements"], s["ops_total"], s["errors_total"]
@@ -131,6 +149,10 @@ def test_every_test_for_two_seconds_on_both_engines(versus_home, tmp_path, pg_db
             assert s["sql_client"]["driver"] == ("postgres" if pg else "libmariadb"
                                              if libmariadb.load() else "mariadb"
                                              if have_mariadb_connector() else mysql_driver())
+            # the test machine has a C compiler (packaging/bootstrap.sh installs gcc)
+            compiled = loop == "auto" and t.family != "scan"
+            assert s["sql_client"]["loop"].startswith(
+                "compiled" if compiled else "Python event loop"), where
             deleted += c["rows_deleted"]
             inserted += c["rows_inserted"]
         assert _rows(url) == TABLES * SIZE - deleted + inserted, url
@@ -247,3 +269,40 @@ def test_the_other_mysql_clients_run_the_same_statements(driver, versus_home, tm
         assert s["sql_client"]["driver"] == driver
         assert s["counters"]["statements"] > 0
         assert s["server_check"]["statements"] == s["counters"]["statements"], s["phase"]
+
+
+@pytest.mark.parametrize("engine", ["pg", "mariadb"])
+def test_failed_statements_in_the_compiled_loop_are_told_counted_and_rolled_back(
+        engine, request, versus_home, tmp_path):
+    """write-only on 10 rows with 4 clients: deadlocks and duplicate keys, which the
+    compiled loop hands back to Python to tell (once per kind), count as failed events and
+    roll back; the server's count still matches the clients' (failed statements and
+    rollbacks included)."""
+    url = request.getfixturevalue("pg_db" if engine == "pg" else "mariadb_db")
+    if engine == "pg":
+        # this database only: deadlocks found in 20 ms, not 1 s, so that a few seconds
+        # hold hundreds of events and no client is still waiting on a lock at the end
+        import psycopg
+        with psycopg.connect(**PG, dbname="postgres", autocommit=True) as c:
+            c.execute(f'ALTER DATABASE "{_db(url)}" SET deadlock_timeout = \'20ms\'')
+    out = tmp_path / "w.versus"
+    r = versus("run", "--target", url, "--workload", "micro", "--out", str(out),
+               "--set", "tests=write-only", "--set", "table-size=10", "--set", "clients=4",
+               "--set", "write-seconds=3", "--set", "warmup=0", "--set", "client-loop=compiled")
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr
+    evs = _events(out)
+    s = next(e for e in evs if e["kind"] == "summary" and e["phase"] == "write-only")
+    assert s["sql_client"]["loop"].startswith("compiled")
+    errors = [e["message"] for e in evs if e["kind"] == "error"]
+    assert s["errors_total"] > 0 and errors, s["errors_total"]
+    assert all(m.startswith("ignored as sysbench does: ") for m in errors), errors
+    assert any(w in m.lower() for m in errors for w in ("deadlock", "duplicate")), errors
+    stmts, txns = s["counters"]["statements"], s["ops_total"]
+    assert txns + s["errors_total"] >= 100
+    # a good event is BEGIN, 4 writes, COMMIT; a failed one adds what it sent and ROLLBACK
+    assert txns * 6 + s["errors_total"] * 2 <= stmts <= (txns + s["errors_total"]) * 6
+    check = s["server_check"]
+    if engine == "pg":
+        assert check["transactions"] == pytest.approx(txns + s["errors_total"], rel=0.02)
+    else:
+        assert check["statements"] == pytest.approx(stmts, rel=0.02)

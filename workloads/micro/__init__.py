@@ -51,6 +51,11 @@ SPEC = WorkloadSpec(
               "or one of them; the last two send statements as text.",
               choices=("auto", "libmariadb", "mariadb", "mysqlclient", "pymysql"),
               group="driver", label="MySQL driver"),
+        Param("client-loop", "choice", "auto", "The clients' event loop: auto (compiled, "
+              "fastloop.c built with the host's C compiler, where the client is libpq or "
+              "libmariadb; else Python), compiled (refuse to run without it) or python. "
+              "The compiled loop costs the client what sysbench's does per statement.",
+              choices=("auto", "compiled", "python"), group="driver", label="Client loop"),
     ),
     native=True,
     dialects=("postgres", "mysql"),

@@ -203,6 +203,7 @@ class PgClient(Client):
                 if st != command_ok:
                     fail(res)
                 return (res.command_tuples or 0) if count else 0
+        run.handle = name                    # what the compiled loop executes
         return run
 
 
@@ -260,6 +261,7 @@ class LibmariadbClient(Client):
                 if execute(st):
                     raise fail(stmt.error())
                 return affected(st) if count else 0
+        run.handle, run.results = stmt, stmt.results      # what the compiled loop executes
         return run
 
 

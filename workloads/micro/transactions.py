@@ -12,10 +12,11 @@ import time
 from typing import Callable
 
 from ..events import BUCKET_LUT, LUT_US, bucket_of
-from . import clients, load, suite
+from ..db import DatabaseError
+from . import clients, fastloop, load, suite
 from .clients import StatementFailed
 from .suite import Test
-from .values import Strings, id_picker
+from .values import Strings, id_picker, zipf_constants
 
 COUNTERS = ("statements", "rows_deleted", "rows_inserted")
 _STATEMENTS, _DELETED, _INSERTED = range(3)
@@ -26,7 +27,7 @@ def run(agent) -> None:
     with agent.phase("prepare"):
         load.prepare(agent)
     kind = clients.driver_for(agent.target, p.get("mysql-driver", "auto"))
-    agent.log(f"clients: {kind}")
+    agent.log(f"clients: {kind}; {loop_for(agent.target, p)[1]}")
     for step in suite.steps(p):
         run_test(agent, step.test, step.phase, p[step.seconds_param],
                  warmup=p.get("warmup", 0), warmup_name=suite.warmup_phase(step))
@@ -62,7 +63,8 @@ def _summary_extra(agent, test: Test, summary: dict) -> dict:
                  "statements_per_transaction": test.per_event, "range": test.range or None,
                  "sql": list(dict.fromkeys(test.statements))},
         "sql_client": {"driver": kind, "protocol": clients.CLIENTS[kind].protocol,
-                   "cpu_us_per_statement": round(cpu * 1e6 / stmts, 2) if stmts else None},
+                       "loop": loop_for(agent.target, p, test)[1],
+                       "cpu_us_per_statement": round(cpu * 1e6 / stmts, 2) if stmts else None},
     }
     if test.family == "scan":
         out["scan"] = {"rows": summary.get("ops_total", 0) * p["table-size"],
@@ -98,18 +100,85 @@ def _server_check(agent, test: Test, summary: dict) -> dict | None:
 
 
 # --- virtual users -------------------------------------------------------------------------
+LOOPS = ("auto", "compiled", "python")
+
+
+def loop_for(target, params: dict, test: Test | None = None) -> tuple[str, str]:
+    """Which event loop the clients run ("compiled" or "python") and a sentence saying so."""
+    choice = params.get("client-loop", "auto")
+    kind = clients.driver_for(target, params.get("mysql-driver", "auto"))
+    if choice == "python":
+        return "python", "Python event loop (client-loop=python)"
+    if kind not in ("postgres", "libmariadb"):
+        why = f"the {kind} client has no compiled loop"
+    elif test is not None and fastloop.steps(test, target.dialect, 1, 0, 0) is None:
+        why = f"{test.name} has no compiled loop"
+    elif fastloop.library() is None:
+        why = fastloop.why()
+    else:
+        return "compiled", "compiled event loop (fastloop.c)"
+    if choice == "compiled":
+        raise DatabaseError(f"client-loop=compiled, but {why}; set client-loop=auto")
+    return "python", f"Python event loop: {why}"
+
+
 def vu_main(test: Test, vu) -> None:
     client = clients.connect(vu.target, vu.params.get("mysql-driver", "auto"))
     try:
-        event = build_event(test, client, vu)
+        job = None
+        if loop_for(vu.target, vu.params, test)[0] == "compiled":
+            ctx = _Ctx(test, client, vu)
+            job = fastloop.job(test, client, vu, ctx, fastloop.steps(
+                test, vu.target.dialect, ctx.size, ctx.cbase + _DELETED,
+                ctx.cbase + _INSERTED))
+        event = None if job else build_event(test, client, vu)
         client.settle()
         before = client.session_statements()
         if not vu.wait_for_go():
             return
-        if _loop(vu, event) and before is not None:
+        ok = _compiled_loop(vu, job, test) if job else _loop(vu, event)
+        if ok and before is not None:
             vu.report_server_count(client.session_statements() - before)
     finally:
         client.close()
+
+
+def _failed(vu, exc: StatementFailed, reported: set[str]) -> bool:
+    """Count a failed event and say why, once per kind of error; False when the
+    connection is lost (the VU ends)."""
+    vu.arr[vu.base(0) + 1] += 1
+    vu.carr[vu.cbase + _STATEMENTS] += exc.sent
+    msg = str(exc).split("\n")[0]
+    if exc.lost:
+        vu.connection_lost(msg)
+        return False
+    if msg not in reported and len(reported) < 5:     # once per kind, not a flood
+        reported.add(msg)
+        vu.report_error(("ignored as sysbench does: " if exc.ignorable else "") + msg)
+    return True
+
+
+def _compiled_loop(vu, job: fastloop.Job, test: Test) -> bool:
+    """fastloop.c runs the events; a failed statement comes back here to be told, and a
+    transaction's to be rolled back, as the Python loop does."""
+    job.set_base(vu.base(0), vu.cbase + _STATEMENTS)
+    reported: set[str] = set()
+    rollback = job.client.prepare("ROLLBACK") if test.txn else None
+    while True:
+        rc = job.run(job.ref)
+        if rc == 0:
+            return True
+        if rc < 0:
+            raise RuntimeError("the compiled loop refused the event (too many steps)")
+        exc = job.failure()
+        if rollback is not None and not exc.lost:
+            try:
+                rollback(())
+                exc.sent += 1
+            except StatementFailed:
+                pass
+        if not _failed(vu, exc, reported):
+            return False
 
 
 def _loop(vu, event: Callable[[], int]) -> bool:
@@ -126,16 +195,8 @@ def _loop(vu, event: Callable[[], int]) -> bool:
         try:
             n = event()
         except StatementFailed as exc:
-            arr[base + 1] += 1
-            carr[cs] += exc.sent
-            msg = str(exc).split("\n")[0]
-            if exc.lost:
-                vu.connection_lost(msg)
+            if not _failed(vu, exc, reported):
                 return False
-            if msg not in reported and len(reported) < 5:     # once per kind, not a flood
-                reported.add(msg)
-                vu.report_error(("ignored as sysbench does: " if exc.ignorable else "")
-                                + msg)
             continue
         us = (clock() - t0) // 1000
         arr[hb + (lut[us] if us < lut_us else bucket_of(us))] += 1
@@ -154,10 +215,13 @@ class _Ctx:
         self.tables, self.size = p["tables"], p["table-size"]
         self.rr = vu.rng.random
         dist = "zipfian" if test.family == "update-zipf" else p.get("distribution", "uniform")
+        self.dist, self.zipf = dist, zipf_constants(self.size)
         self.pick = id_picker(dist, self.size, vu.rng)
         strings = Strings(vu.rng, client.strings) if test.writes else None
-        self.c = strings.drawn(strings.c) if strings else None
-        self.pad = strings.drawn(strings.pad) if strings else None
+        self.c_values = strings.made(strings.c) if strings else None
+        self.pad_values = strings.made(strings.pad) if strings else None
+        self.c = strings.drawn(self.c_values) if strings else None
+        self.pad = strings.drawn(self.pad_values) if strings else None
         self.carr, self.cbase = vu.carr, vu.cbase
         self.index = vu.index
 

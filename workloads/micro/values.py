@@ -42,27 +42,33 @@ def _helper2(x: float) -> float:                 # (exp(x) - 1) / x
     return math.expm1(x) / x if abs(x) > 1e-8 else 1 + x * 0.5 * (1 + x / 3 * (1 + 0.25 * x))
 
 
+def _h_integral(x: float, e: float) -> float:
+    lx = math.log(x)
+    return _helper2((1 - e) * lx) * lx
+
+
+def _h_integral_inverse(x: float, e: float) -> float:
+    t = max(-1.0, x * (1 - e))
+    return math.exp(_helper1(t) * x)
+
+
+def zipf_constants(n: int, e: float = ZIPF_EXPONENT) -> tuple[float, float, float, float]:
+    """(e, s, top, span) of sb_rand_zipfian over 1..n (the compiled loop takes them too)."""
+    s = 2 - _h_integral_inverse(_h_integral(2.5, e) - math.exp(-e * math.log(2)), e)
+    top = _h_integral(n + 0.5, e)
+    return e, s, top, _h_integral(1.5, e) - 1 - top
+
+
 def _zipfian(n: int, e: float, rr) -> Callable[[], int]:
-    def h_integral(x: float) -> float:
-        lx = math.log(x)
-        return _helper2((1 - e) * lx) * lx
-
-    def h_integral_inverse(x: float) -> float:
-        t = max(-1.0, x * (1 - e))
-        return math.exp(_helper1(t) * x)
-
-    s = 2 - h_integral_inverse(h_integral(2.5) - math.exp(-e * math.log(2)))
-    x1 = h_integral(1.5) - 1
-    top = h_integral(n + 0.5)
-    span = x1 - top
+    _, s, top, span = zipf_constants(n, e)
 
     def zipf() -> int:
         while True:
             u = top + rr() * span
-            x = h_integral_inverse(u)
+            x = _h_integral_inverse(u, e)
             k = int(x + 0.5)
             k = 1 if k < 1 else n if k > n else k
-            if k - x <= s or u >= h_integral(k + 0.5) - math.exp(-e * math.log(k)):
+            if k - x <= s or u >= _h_integral(k + 0.5, e) - math.exp(-e * math.log(k)):
                 return k
     return zipf
 
@@ -93,11 +99,14 @@ class Strings:
         d = self._pool[o:o + 55]
         return f"{d[:11]}-{d[11:22]}-{d[22:33]}-{d[33:44]}-{d[44:]}"
 
-    def drawn(self, make: Callable[[], Any], n: int = 1 << 14) -> Callable[[], Any]:
-        """A drawer from n values made ahead (a statement's value costs a random index, not
+    def made(self, make: Callable[[], Any], n: int = 1 << 14) -> list:
+        """n values made ahead, for `drawn` (and the compiled loop, which draws alike)."""
+        return [make() for _ in range(n)]
+
+    def drawn(self, pool: list) -> Callable[[], Any]:
+        """A drawer from values made ahead (a statement's value costs a random index, not
         a string build: writes stay cheap for the client, the server sees no difference)."""
-        pool = [make() for _ in range(n)]
-        rr = self._rr
+        rr, n = self._rr, len(pool)
         return lambda: pool[int(rr() * n)]
 
     def _c_bytes(self) -> bytes:

@@ -1,0 +1,360 @@
+"""The compiled event loop (fastloop.c): the same events as transactions.py's Python loop, at
+sysbench's client cost.
+
+Why: with two clients and the server on two cores, a Python loop between statements costs
+the client 1.3-1.6x sysbench's CPU per statement (bench/micro.py, 2026-11-26): each wait on
+the server evicts the interpreter from the CPU's caches, and bringing it back costs several
+times its warm cost. The C loop runs the whole event (values, statements, timing, counters)
+and comes back to Python only when a statement fails or the phase ends.
+
+`library()` builds fastloop.c with the host's C compiler (`cc -O2 -shared -fPIC`, no headers:
+the client library's functions are passed in as pointers) into the agent's cache once per
+source version; without a compiler the run uses the Python loop and says so. `job()` turns a
+test into the C loop's program: steps of prepared statements with how each parameter is
+drawn, mirroring transactions.build_event; the tests it cannot express (scan) keep the
+Python loop.
+"""
+from __future__ import annotations
+
+import ctypes as C
+import hashlib
+import os
+import platform
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from ..events import BUCKET_LUT, LUT_US, MAX_US, N_BUCKETS, SUB_BITS
+from . import suite
+from .clients import PG_IGNORABLE, Client, LibmariadbClient, PgClient, StatementFailed
+
+SOURCE = Path(__file__).with_name("fastloop.c")
+ABI = 1
+P_ID, P_LO_PLUS, P_C, P_PAD, P_FIXED, P_SAVED = range(6)
+F_RESULTS, F_COUNT, F_SAVE = 1, 2, 4
+NO_DRAW, DRAW = -2, -1                       # a step's table: the first one, or drawn
+ENG_PG, ENG_MYSQL = 0, 1
+DISTS = {"uniform": 0, "special": 1, "zipfian": 2}
+_P = C.c_void_p
+
+
+class VParam(C.Structure):
+    _fields_ = [("kind", C.c_int32), ("arg", C.c_int32), ("fixed", C.c_int64)]
+
+
+class VStmt(C.Structure):
+    _fields_ = [("h", _P), ("buf", C.POINTER(_P)), ("len", C.POINTER(_P))]
+
+
+class VStep(C.Structure):
+    _fields_ = [("nparams", C.c_int32), ("repeat", C.c_int32), ("table_from", C.c_int32),
+                ("count_slot", C.c_int32), ("flags", C.c_int32), ("unused", C.c_int32),
+                ("params", C.POINTER(VParam)), ("stmts", C.POINTER(VStmt))]
+
+
+class VJob(C.Structure):
+    _fields_ = [("engine", C.c_int32), ("nsteps", C.c_int32), ("tables", C.c_int32),
+                ("dist", C.c_int32), ("steps", C.POINTER(VStep)), ("conn", _P),
+                ("fn", _P * 5), ("result_format", C.c_int32), ("maxp", C.c_int32),
+                ("size", C.c_int64),
+                ("z_e", C.c_double), ("z_s", C.c_double), ("z_top", C.c_double),
+                ("z_span", C.c_double), ("rng", C.c_uint64 * 4),
+                ("cpool", _P), ("cn", C.c_int64), ("cstride", C.c_int64), ("clen", C.c_int64),
+                ("padpool", _P), ("padn", C.c_int64), ("padstride", C.c_int64),
+                ("padlen", C.c_int64),
+                ("stop", _P), ("arr", _P), ("base", C.c_int64), ("carr", _P), ("cs", C.c_int64),
+                ("lut", _P), ("lut_us", C.c_int64),
+                ("sub_bits", C.c_int64), ("max_us", C.c_int64), ("n_buckets", C.c_int64),
+                ("values", _P), ("nums", _P),
+                ("failed_step", C.c_int32), ("failed_table", C.c_int32), ("sent", C.c_int64),
+                ("pgres", _P)]
+
+
+_lib = None
+_why = ""
+
+
+def cache_dir() -> Path:
+    root = os.environ.get("VERSUS_ROOT")
+    if root:
+        return Path(root) / "cache"
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "versus"
+
+
+def library():
+    """The compiled loop (built on first use), or None: `why()` says why not."""
+    global _lib, _why
+    if _lib is not None or _why:
+        return _lib
+    try:
+        src = SOURCE.read_bytes()
+    except OSError as exc:
+        _why = f"the compiled loop's source is not on the host ({exc.strerror}: {SOURCE})"
+        return None
+    tag = hashlib.sha256(src + platform.machine().encode()).hexdigest()[:16]
+    path = cache_dir() / f"fastloop-{tag}.so"
+    if not path.exists():
+        cc = shutil.which(os.environ.get("CC") or "cc") or shutil.which("gcc")
+        if not cc:
+            _why = "no C compiler (cc) on the host to build the compiled loop (Debian: " \
+                   "apt-get install gcc)"
+            return None
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".so")
+        os.close(fd)
+        try:
+            out = subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", tmp, str(SOURCE), "-lm"],
+                                 capture_output=True, timeout=120)
+            if out.returncode != 0:
+                _why = ("the compiled loop did not build: "
+                        + out.stderr.decode(errors="replace").strip()[-300:])
+                return None
+            os.replace(tmp, path)              # atomic: clients building at once agree
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            _why = f"the compiled loop did not build: {exc}"
+            return None
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+    try:
+        lib = C.CDLL(str(path))
+    except OSError as exc:
+        _why = f"the compiled loop did not load: {exc}"
+        return None
+    if lib.fastloop_abi() != ABI or lib.fastloop_job_size() != C.sizeof(VJob):
+        _why = "the compiled loop does not match this version (stale cache)"
+        return None
+    lib.fastloop_run.argtypes = [C.POINTER(VJob)]      # CDLL: the GIL is released
+    lib.fastloop_run.restype = C.c_int
+    _lib = lib
+    return lib
+
+
+def why() -> str:
+    return _why
+
+
+def _fn(f) -> int:
+    return C.cast(f, _P).value
+
+
+class _Libpq:
+    """The libpq psycopg's connections run on (its own copy in psycopg-binary), for the
+    loop's calls and for reading a failed result."""
+    _lib = None
+
+    @classmethod
+    def get(cls):
+        if cls._lib is None:
+            paths = {ln.split()[-1] for ln in open("/proc/self/maps")
+                     if "/libpq" in ln and ".so" in ln}
+            if len(paths) != 1:
+                raise OSError(f"cannot tell which libpq psycopg uses ({len(paths)} loaded)")
+            lib = C.CDLL(paths.pop())
+            for name, res, args in (
+                    ("PQresultErrorMessage", C.c_char_p, [_P]),
+                    ("PQresultErrorField", C.c_char_p, [_P, C.c_int]),
+                    ("PQerrorMessage", C.c_char_p, [_P]),
+                    ("PQstatus", C.c_int, [_P]), ("PQclear", None, [_P])):
+                f = getattr(lib, name)
+                f.restype, f.argtypes = res, args
+            cls._lib = lib
+        return cls._lib
+
+
+class Step:
+    """One statement of an event: its SQL and types, how each parameter is drawn
+    ((kind, arg) pairs), how often it repeats on one table, which table."""
+
+    def __init__(self, sql: str, types: str = "", params: tuple = (), repeat: int = 1,
+                 table_from: int = DRAW, count_slot: int = -1, save: bool = False):
+        self.sql, self.types, self.params = sql, types, params
+        self.repeat, self.table_from, self.count_slot, self.save = (repeat, table_from,
+                                                                    count_slot, save)
+
+
+def steps(test, dialect: str, size: int, deleted: int, inserted: int) -> list[Step] | None:
+    """The test's event as steps (None: the Python loop runs it). Mirrors
+    transactions.build_event: the same statements, drawn values and counts."""
+    fam = test.family
+    ID = (P_ID, 0)
+    if test.txn:
+        out = [Step("BEGIN", table_from=NO_DRAW)]
+        n_points = test.statements.count(suite.POINT)
+        if n_points:
+            out.append(Step(suite.POINT, "i", (ID,), repeat=n_points))
+        for s in test.statements:
+            if s in (suite.SIMPLE, suite.SUM, suite.ORDER, suite.DISTINCT):
+                out.append(Step(s, "ii", (ID, (P_LO_PLUS, test.range - 1))))
+        if test.writes:
+            out += [Step(suite.UPDATE_INDEX, "i", (ID,)),
+                    Step(suite.UPDATE_NONINDEX, "si", ((P_C, 0), ID)),
+                    Step(suite.DELETE, "i", (ID,), count_slot=deleted, save=True)]
+            out.append(Step(suite.INSERT, "iiss", ((P_SAVED, 0), ID, (P_C, 0), (P_PAD, 0)),
+                            table_from=len(out) - 1, count_slot=inserted))
+        return out + [Step("COMMIT", table_from=NO_DRAW)]
+    sql = test.statements[0]
+    if fam in ("point-query", "update-index"):
+        return [Step(sql, "i", (ID,))]
+    if fam == "delete":
+        return [Step(sql, "i", (ID,), count_slot=deleted)]
+    if fam.startswith("points-") or fam == "random-points":
+        return [Step(sql, "i" * test.range, (ID,) * test.range)]
+    if fam == "hot-points":
+        hot = size // 2
+        return [Step(sql, "i" * test.range,
+                     tuple((P_FIXED, hot + 1 + i) for i in range(test.range)))]
+    if fam.startswith("range-") or fam == "read-only-count":
+        width = test.range if fam.startswith("range-") else test.range - 1
+        return [Step(sql, "ii", (ID, (P_LO_PLUS, width)))]
+    if fam in ("update-nonindex", "update-zipf"):
+        return [Step(suite.UPDATE_NONINDEX, "si", ((P_C, 0), ID))]
+    if fam == "update-one":
+        return [Step(sql, "s", ((P_C, 0),))]
+    if fam == "update-inlist":
+        return [Step(sql, "s" + "i" * test.range, ((P_C, 0),) + (ID,) * test.range)]
+    if fam == "insert":
+        return [Step(suite.INSERT_AUTO[dialect], "iss", (ID, (P_C, 0), (P_PAD, 0)),
+                     count_slot=inserted)]
+    return None
+
+
+def _pool(values: list[bytes]) -> tuple:
+    """Equal-length values in one NUL-separated buffer: (buffer, count, stride, length)."""
+    n = len(values[0])
+    if any(len(v) != n for v in values):
+        raise ValueError("the loop's string values must have one length")
+    buf = C.create_string_buffer(b"\0".join(values) + b"\0")
+    return buf, len(values), n + 1, n
+
+
+class Job:
+    """A VU's compiled event: the C structures, the statements' handles, and what keeps the
+    memory they point into alive."""
+
+    def __init__(self, lib, client: Client, vu, test, program: list[Step], runs: list[list],
+                 dist: str, size: int, tables: int, c_values, pad_values, zipf: tuple):
+        self.lib, self.client, self.test, self.runs = lib, client, test, runs
+        self._keep: list = []
+        j = self.j = VJob()
+        j.tables, j.size, j.dist = tables, size, DISTS[dist]
+        j.nsteps = len(program)
+        steps_arr = (VStep * len(program))()
+        maxp = 1
+        for k, (st, table_runs) in enumerate(zip(program, runs)):
+            s = steps_arr[k]
+            s.nparams, s.repeat, s.table_from, s.count_slot = (len(st.params), st.repeat,
+                                                               st.table_from, st.count_slot)
+            s.flags = F_SAVE if st.save else 0
+            if st.count_slot >= 0:
+                s.flags |= F_COUNT
+            params = (VParam * max(1, len(st.params)))()
+            for i, (kind, arg) in enumerate(st.params):
+                params[i].kind = kind
+                if kind == P_FIXED:
+                    params[i].fixed = arg
+                else:
+                    params[i].arg = arg
+            s.params = params
+            stmts = (VStmt * tables)()
+            for t in range(tables):
+                run = table_runs[t if st.table_from != NO_DRAW else 0]
+                self._handle(stmts[t], run, len(st.params))
+                if getattr(run, "results", False):
+                    s.flags |= F_RESULTS
+            s.stmts = stmts
+            self._keep += [params, stmts]
+            maxp = max(maxp, len(st.params))
+        j.steps = steps_arr
+        self._keep.append(steps_arr)
+        if isinstance(client, PgClient):
+            pq = _Libpq.get()
+            j.engine, j.conn, j.result_format = ENG_PG, client.pg.pgconn_ptr, client.RESULT_FORMAT
+            fns = [pq.PQexecPrepared, pq.PQresultStatus, pq.PQclear, pq.PQcmdTuples,
+                   pq.PQntuples]
+        else:
+            lib_m = client.conn.lib
+            j.engine = ENG_MYSQL
+            fns = [lib_m.mysql_stmt_execute, lib_m.mysql_stmt_store_result,
+                   lib_m.mysql_stmt_num_rows, lib_m.mysql_stmt_affected_rows,
+                   lib_m.mysql_stmt_free_result]
+        for i, f in enumerate(fns):
+            j.fn[i] = _fn(f)
+        j.maxp = maxp
+        values, nums = (_P * maxp)(), C.create_string_buffer(24 * maxp)
+        j.values, j.nums = C.addressof(values), C.addressof(nums)
+        self._keep += [values, nums]
+        j.z_e, j.z_s, j.z_top, j.z_span = zipf
+        for i in range(4):
+            j.rng[i] = vu.rng.getrandbits(64) | (1 if i == 0 else 0)
+        for pool, prefix in ((c_values, "c"), (pad_values, "pad")):
+            if pool:
+                buf, n, stride, length = _pool(pool)
+                setattr(j, f"{prefix}pool", C.addressof(buf))
+                setattr(j, f"{prefix}n", n)
+                setattr(j, f"{prefix}stride", stride)
+                setattr(j, f"{prefix}len", length)
+                self._keep.append(buf)
+        j.stop = C.addressof(vu.stop)
+        arr = (C.c_uint64 * len(vu.arr)).from_buffer(vu.arr)
+        carr = (C.c_uint64 * len(vu.carr)).from_buffer(vu.carr)
+        self._keep += [arr, carr]
+        j.arr, j.carr = C.addressof(arr), C.addressof(carr)
+        j.lut = C.addressof((C.c_uint16 * len(BUCKET_LUT)).from_buffer(BUCKET_LUT))
+        j.lut_us, j.sub_bits, j.max_us, j.n_buckets = LUT_US, SUB_BITS, MAX_US, N_BUCKETS
+        self.run = lib.fastloop_run
+        self.ref = C.byref(j)
+
+    def _handle(self, out: VStmt, run, nparams: int) -> None:
+        h = run.handle
+        if isinstance(h, bytes):                       # PostgreSQL: the statement's name
+            name = C.create_string_buffer(h)
+            self._keep.append(name)
+            out.h = C.addressof(name)
+            return
+        out.h = h.st                                   # libmariadb: MYSQL_STMT*, buffers
+        bufs, lens = (_P * max(1, nparams))(), (_P * max(1, nparams))()
+        for k, (addr, length) in enumerate(h.param_addresses()):
+            bufs[k], lens[k] = addr, length
+        out.buf, out.len = bufs, lens
+        self._keep += [bufs, lens]
+
+    def set_base(self, base: int, cs: int) -> None:
+        self.j.base, self.j.cs = base, cs
+
+    def failure(self) -> StatementFailed:
+        """The failed statement's error, as the Python client would raise it."""
+        j = self.j
+        run = self.runs[j.failed_step][j.failed_table
+                                       if len(self.runs[j.failed_step]) > 1 else 0]
+        if j.engine == ENG_PG:
+            pq = _Libpq.get()
+            res = j.pgres
+            j.pgres = None
+            try:
+                msg = pq.PQresultErrorMessage(res) if res else pq.PQerrorMessage(j.conn)
+                state = pq.PQresultErrorField(res, ord("C")) if res else None
+            finally:
+                if res:
+                    pq.PQclear(res)
+            exc = StatementFailed((msg or b"").decode(errors="replace").strip()
+                                  or "the statement failed",
+                                  lost=pq.PQstatus(j.conn) != 0,
+                                  ignorable=(state or b"") in PG_IGNORABLE)
+        else:
+            exc = self.client._failed(run.handle.error())
+        exc.sent = int(j.sent)
+        return exc
+
+
+def job(test, client: Client, vu, ctx, program: list[Step]) -> Job | None:
+    """The compiled event for this VU, or None when the loop is not built or this client
+    is not one it drives (only PostgreSQL's and libmariadb's)."""
+    lib = library()
+    if lib is None or not isinstance(client, (PgClient, LibmariadbClient)):
+        return None
+    runs = [[r for r in ctx.per_table(st.sql, st.types, st.count_slot >= 0)]
+            if st.table_from != NO_DRAW else [client.prepare(st.sql)] for st in program]
+    return Job(lib, client, vu, test, program, runs, ctx.dist, ctx.size, ctx.tables,
+               ctx.c_values, ctx.pad_values, ctx.zipf)
