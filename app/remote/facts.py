@@ -11,7 +11,8 @@ import re
 
 from .transport import Transport
 
-TOOLS = ("sysbench", "pgbench", "perf", "vmstat", "iostat")
+# cc: builds the micro suite's compiled client loop (workloads/micro/fastloop.c)
+TOOLS = ("sysbench", "pgbench", "perf", "vmstat", "iostat", "cc")
 SERVERS = ("postgres", "pg_ctl", "mysqld", "mariadbd")
 PORTS = ("5432", "3306")
 DRIVERS = ("psycopg", "pymysql", "MySQLdb", "mariadb", "libmariadb")
@@ -73,7 +74,7 @@ sec python_path; command -v "$PY" 2>/dev/null
 sec python; "$PY" --version 2>&1
 sec drivers; "$PY" -c "$2" 2>/dev/null
 sec tools
-for t in sysbench pgbench perf vmstat iostat; do printf '%s\t%s\n' "$t" "$(command -v "$t" 2>/dev/null)"; done
+for t in sysbench pgbench perf vmstat iostat cc; do printf '%s\t%s\n' "$t" "$(command -v "$t" 2>/dev/null)"; done
 sec servers
 for b in postgres pg_ctl mysqld mariadbd; do
   p=$(command -v "$b" 2>/dev/null)

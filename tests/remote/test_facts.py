@@ -24,6 +24,7 @@ def check_facts(facts):
     psycopg = facts["drivers"]["psycopg"]
     assert psycopg and psycopg["version"] and psycopg["impl"] in ("binary", "c", "python")
     assert facts["tools"]["pgbench"] == shutil.which("pgbench") == "/usr/bin/pgbench"
+    assert facts["tools"]["cc"] == shutil.which("cc")           # the micro suite's loop
     assert set(facts["servers"]["listening"]) == {"5432", "3306"}
     rows = dict(format_facts(facts))
     assert rows["Kernel"].startswith(os.uname().release)

@@ -354,7 +354,7 @@ def job(test, client: Client, vu, ctx, program: list[Step]) -> Job | None:
     lib = library()
     if lib is None or not isinstance(client, (PgClient, LibmariadbClient)):
         return None
-    runs = [[r for r in ctx.per_table(st.sql, st.types, st.count_slot >= 0)]
+    runs = [ctx.per_table(st.sql, st.types, st.count_slot >= 0)
             if st.table_from != NO_DRAW else [client.prepare(st.sql)] for st in program]
     return Job(lib, client, vu, test, program, runs, ctx.dist, ctx.size, ctx.tables,
                ctx.c_values, ctx.pad_values, ctx.zipf)
