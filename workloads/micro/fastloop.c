@@ -15,11 +15,12 @@
 
 #define FASTLOOP_ABI 1
 
-enum { P_ID, P_LO_PLUS, P_C, P_PAD, P_FIXED, P_SAVED };
+enum { P_ID, P_LO_PLUS, P_C, P_PAD, P_FIXED, P_SAVED };   /* program.py's */
 enum { F_RESULTS = 1, F_COUNT = 2, F_SAVE = 4 };
 enum { ENG_PG, ENG_MYSQL };
 enum { D_UNIFORM, D_SPECIAL, D_ZIPF };
 enum { MAX_STEPS = 32 };
+enum { NO_DRAW = -2 };                /* a step on no table (BEGIN, COMMIT) */
 
 typedef struct { int32_t kind, arg; int64_t fixed; } vparam;
 /* one table's statement: PostgreSQL's statement name, or MySQL's MYSQL_STMT* with the
@@ -155,7 +156,8 @@ static int event(vjob *j, int64_t *k) {
     for (int32_t s = 0; s < j->nsteps; s++) {
         vstep *st = &j->steps[s];
         int32_t t = st->table_from >= 0 ? tabs[st->table_from]
-                  : j->tables == 1 ? 0 : (int32_t)(rr(j) * j->tables);
+                  : st->table_from == NO_DRAW || j->tables == 1 ? 0
+                  : (int32_t)(rr(j) * j->tables);
         tabs[s] = t;
         vstmt *sm = &st->stmts[t];
         for (int32_t r = 0; r < st->repeat; r++) {

@@ -1,5 +1,5 @@
-"""The compiled event loop (fastloop.c): the same events as transactions.py's Python loop, at
-sysbench's client cost.
+"""The compiled event loop (fastloop.c): the same events as the Python loop (both run a test's
+steps from program.py), at sysbench's client cost.
 
 Why: with two clients and the server on two cores, a Python loop between statements costs
 the client 1.3-1.6x sysbench's CPU per statement (bench/micro.py, 2026-11-26): each wait on
@@ -10,9 +10,8 @@ and comes back to Python only when a statement fails or the phase ends.
 `library()` builds fastloop.c with the host's C compiler (`cc -O2 -shared -fPIC`, no headers:
 the client library's functions are passed in as pointers) into the agent's cache once per
 source version; without a compiler the run uses the Python loop and says so. `job()` turns a
-test into the C loop's program: steps of prepared statements with how each parameter is
-drawn, mirroring transactions.build_event; the tests it cannot express (scan) keep the
-Python loop.
+test's steps (program.py, the same the Python loop is generated from) into the C loop's
+structures.
 """
 from __future__ import annotations
 
@@ -26,14 +25,12 @@ import tempfile
 from pathlib import Path
 
 from ..events import BUCKET_LUT, LUT_US, MAX_US, N_BUCKETS, SUB_BITS
-from . import suite
 from .clients import PG_IGNORABLE, Client, LibmariadbClient, PgClient, StatementFailed
+from .program import NO_DRAW, P_FIXED, Step
 
 SOURCE = Path(__file__).with_name("fastloop.c")
 ABI = 1
-P_ID, P_LO_PLUS, P_C, P_PAD, P_FIXED, P_SAVED = range(6)
 F_RESULTS, F_COUNT, F_SAVE = 1, 2, 4
-NO_DRAW, DRAW = -2, -1                       # a step's table: the first one, or drawn
 ENG_PG, ENG_MYSQL = 0, 1
 DISTS = {"uniform": 0, "special": 1, "zipfian": 2}
 _P = C.c_void_p
@@ -161,63 +158,6 @@ class _Libpq:
                 f.restype, f.argtypes = res, args
             cls._lib = lib
         return cls._lib
-
-
-class Step:
-    """One statement of an event: its SQL and types, how each parameter is drawn
-    ((kind, arg) pairs), how often it repeats on one table, which table."""
-
-    def __init__(self, sql: str, types: str = "", params: tuple = (), repeat: int = 1,
-                 table_from: int = DRAW, count_slot: int = -1, save: bool = False):
-        self.sql, self.types, self.params = sql, types, params
-        self.repeat, self.table_from, self.count_slot, self.save = (repeat, table_from,
-                                                                    count_slot, save)
-
-
-def steps(test, dialect: str, size: int, deleted: int, inserted: int) -> list[Step] | None:
-    """The test's event as steps (None: the Python loop runs it). Mirrors
-    transactions.build_event: the same statements, drawn values and counts."""
-    fam = test.family
-    ID = (P_ID, 0)
-    if test.txn:
-        out = [Step("BEGIN", table_from=NO_DRAW)]
-        n_points = test.statements.count(suite.POINT)
-        if n_points:
-            out.append(Step(suite.POINT, "i", (ID,), repeat=n_points))
-        for s in test.statements:
-            if s in (suite.SIMPLE, suite.SUM, suite.ORDER, suite.DISTINCT):
-                out.append(Step(s, "ii", (ID, (P_LO_PLUS, test.range - 1))))
-        if test.writes:
-            out += [Step(suite.UPDATE_INDEX, "i", (ID,)),
-                    Step(suite.UPDATE_NONINDEX, "si", ((P_C, 0), ID)),
-                    Step(suite.DELETE, "i", (ID,), count_slot=deleted, save=True)]
-            out.append(Step(suite.INSERT, "iiss", ((P_SAVED, 0), ID, (P_C, 0), (P_PAD, 0)),
-                            table_from=len(out) - 1, count_slot=inserted))
-        return out + [Step("COMMIT", table_from=NO_DRAW)]
-    sql = test.statements[0]
-    if fam in ("point-query", "update-index"):
-        return [Step(sql, "i", (ID,))]
-    if fam == "delete":
-        return [Step(sql, "i", (ID,), count_slot=deleted)]
-    if fam.startswith("points-") or fam == "random-points":
-        return [Step(sql, "i" * test.range, (ID,) * test.range)]
-    if fam == "hot-points":
-        hot = size // 2
-        return [Step(sql, "i" * test.range,
-                     tuple((P_FIXED, hot + 1 + i) for i in range(test.range)))]
-    if fam.startswith("range-") or fam == "read-only-count":
-        width = test.range if fam.startswith("range-") else test.range - 1
-        return [Step(sql, "ii", (ID, (P_LO_PLUS, width)))]
-    if fam in ("update-nonindex", "update-zipf"):
-        return [Step(suite.UPDATE_NONINDEX, "si", ((P_C, 0), ID))]
-    if fam == "update-one":
-        return [Step(sql, "s", ((P_C, 0),))]
-    if fam == "update-inlist":
-        return [Step(sql, "s" + "i" * test.range, ((P_C, 0),) + (ID,) * test.range)]
-    if fam == "insert":
-        return [Step(suite.INSERT_AUTO[dialect], "iss", (ID, (P_C, 0), (P_PAD, 0)),
-                     count_slot=inserted)]
-    return None
 
 
 def _pool(values: list[bytes]) -> tuple:
@@ -348,13 +288,11 @@ class Job:
         return exc
 
 
-def job(test, client: Client, vu, ctx, program: list[Step]) -> Job | None:
+def job(test, client: Client, vu, ctx, program: list[Step], runs: list[list]) -> Job | None:
     """The compiled event for this VU, or None when the loop is not built or this client
     is not one it drives (only PostgreSQL's and libmariadb's)."""
     lib = library()
     if lib is None or not isinstance(client, (PgClient, LibmariadbClient)):
         return None
-    runs = [ctx.per_table(st.sql, st.types, st.count_slot >= 0)
-            if st.table_from != NO_DRAW else [client.prepare(st.sql)] for st in program]
     return Job(lib, client, vu, test, program, runs, ctx.dist, ctx.size, ctx.tables,
                ctx.c_values, ctx.pad_values, ctx.zipf)

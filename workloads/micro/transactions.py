@@ -13,7 +13,7 @@ from typing import Callable
 
 from ..events import BUCKET_LUT, LUT_US, bucket_of
 from ..db import DatabaseError
-from . import clients, fastloop, load, suite
+from . import clients, fastloop, load, program, suite
 from .clients import StatementFailed
 from .suite import Test
 from .values import Strings, id_picker, zipf_constants
@@ -24,10 +24,11 @@ _STATEMENTS, _DELETED, _INSERTED = range(3)
 
 def run(agent) -> None:
     p = agent.params
+    kind = clients.driver_for(agent.target, p.get("mysql-driver", "auto"))
+    loop = loop_for(agent.target, p)[1]          # client-loop=compiled without it: refused now
     with agent.phase("prepare"):
         load.prepare(agent)
-    kind = clients.driver_for(agent.target, p.get("mysql-driver", "auto"))
-    agent.log(f"clients: {kind}; {loop_for(agent.target, p)[1]}")
+    agent.log(f"clients: {kind}; {loop}")
     for step in suite.steps(p):
         run_test(agent, step.test, step.phase, p[step.seconds_param],
                  warmup=p.get("warmup", 0), warmup_name=suite.warmup_phase(step))
@@ -111,7 +112,7 @@ def loop_for(target, params: dict, test: Test | None = None) -> tuple[str, str]:
         return "python", "Python event loop (client-loop=python)"
     if kind not in ("postgres", "libmariadb"):
         why = f"the {kind} client has no compiled loop"
-    elif test is not None and fastloop.steps(test, target.dialect, 1, 0, 0) is None:
+    elif test is not None and program.steps(test, target.dialect, 1, 0, 0) is None:
         why = f"{test.name} has no compiled loop"
     elif fastloop.library() is None:
         why = fastloop.why()
@@ -125,27 +126,37 @@ def loop_for(target, params: dict, test: Test | None = None) -> tuple[str, str]:
 def vu_main(test: Test, vu) -> None:
     client = clients.connect(vu.target, vu.params.get("mysql-driver", "auto"))
     try:
+        ctx = _Ctx(test, client, vu)
+        steps = program.steps(test, vu.target.dialect, ctx.size, ctx.cbase + _DELETED,
+                              ctx.cbase + _INSERTED)
+        runs = program.prepare(steps, ctx) if steps else None
+        rollback = client.prepare("ROLLBACK") if test.txn else None
         job = None
-        if loop_for(vu.target, vu.params, test)[0] == "compiled":
-            ctx = _Ctx(test, client, vu)
-            job = fastloop.job(test, client, vu, ctx, fastloop.steps(
-                test, vu.target.dialect, ctx.size, ctx.cbase + _DELETED,
-                ctx.cbase + _INSERTED))
-        event = None if job else build_event(test, client, vu)
+        if steps and loop_for(vu.target, vu.params, test)[0] == "compiled":
+            job = fastloop.job(test, client, vu, ctx, steps, runs)
+        if job is None:
+            event = (program.python_event(steps, runs, ctx, test.txn) if steps
+                     else _scan(ctx))
         client.settle()
         before = client.session_statements()
         if not vu.wait_for_go():
             return
-        ok = _compiled_loop(vu, job, test) if job else _loop(vu, event)
+        ok = _compiled_loop(vu, job, rollback) if job else _loop(vu, event, rollback)
         if ok and before is not None:
             vu.report_server_count(client.session_statements() - before)
     finally:
         client.close()
 
 
-def _failed(vu, exc: StatementFailed, reported: set[str]) -> bool:
-    """Count a failed event and say why, once per kind of error; False when the
-    connection is lost (the VU ends)."""
+def _failed(vu, exc: StatementFailed, reported: set[str], rollback) -> bool:
+    """Roll a failed transaction back, count the failed event and say why, once per kind
+    of error; False when the connection is lost (the VU ends)."""
+    if rollback is not None and not exc.lost:
+        try:
+            rollback(())
+            exc.sent += 1
+        except StatementFailed:
+            pass
     vu.arr[vu.base(0) + 1] += 1
     vu.carr[vu.cbase + _STATEMENTS] += exc.sent
     msg = str(exc).split("\n")[0]
@@ -158,30 +169,22 @@ def _failed(vu, exc: StatementFailed, reported: set[str]) -> bool:
     return True
 
 
-def _compiled_loop(vu, job: fastloop.Job, test: Test) -> bool:
-    """fastloop.c runs the events; a failed statement comes back here to be told, and a
-    transaction's to be rolled back, as the Python loop does."""
+def _compiled_loop(vu, job: fastloop.Job, rollback) -> bool:
+    """fastloop.c runs the events; a failed statement comes back here to be told (and its
+    transaction rolled back), as in the Python loop."""
     job.set_base(vu.base(0), vu.cbase + _STATEMENTS)
     reported: set[str] = set()
-    rollback = job.client.prepare("ROLLBACK") if test.txn else None
     while True:
         rc = job.run(job.ref)
         if rc == 0:
             return True
         if rc < 0:
             raise RuntimeError("the compiled loop refused the event (too many steps)")
-        exc = job.failure()
-        if rollback is not None and not exc.lost:
-            try:
-                rollback(())
-                exc.sent += 1
-            except StatementFailed:
-                pass
-        if not _failed(vu, exc, reported):
+        if not _failed(vu, job.failure(), reported, rollback):
             return False
 
 
-def _loop(vu, event: Callable[[], int]) -> bool:
+def _loop(vu, event: Callable[[], int], rollback=None) -> bool:
     """Run events until told to stop; False when the connection was lost."""
     arr, base = vu.arr, vu.base(0)
     hb = base + 2
@@ -195,7 +198,7 @@ def _loop(vu, event: Callable[[], int]) -> bool:
         try:
             n = event()
         except StatementFailed as exc:
-            if not _failed(vu, exc, reported):
+            if not _failed(vu, exc, reported, rollback):
                 return False
             continue
         us = (clock() - t0) // 1000
@@ -234,192 +237,11 @@ class _Ctx:
         return lambda: int(rr() * t)
 
 
-def build_event(test: Test, client: clients.Client, vu) -> Callable[[], int]:
-    """Prepare the test's statements on this connection; return its event."""
-    ctx = _Ctx(test, client, vu)
-    fam = test.family
-    if test.txn:
-        return _transaction(ctx, test)
-    if fam in ("point-query", "delete", "update-index"):
-        sql = {"point-query": suite.POINT, "delete": suite.DELETE,
-               "update-index": suite.UPDATE_INDEX}[fam]
-        return _by_id(ctx, sql, count_slot=_DELETED if fam == "delete" else None)
-    if fam.startswith("points-") or fam == "random-points":
-        return _in_list(ctx, test.statements[0], test.range)
-    if fam == "hot-points":
-        hot = ctx.size // 2
-        return _fixed(ctx, test.statements[0], "i" * test.range,
-                      tuple(range(hot + 1, hot + 1 + test.range)))
-    if fam.startswith("range-") or fam == "read-only-count":
-        width = test.range if fam.startswith("range-") else test.range - 1
-        return _between(ctx, test.statements[0], width)
-    if fam == "scan":
-        run = ctx.per_table(suite.SCAN)[ctx.index % ctx.tables]
+def _scan(ctx: _Ctx) -> Callable[[], int]:
+    """The scan's event: a full scan of the client's own table (harness oltp_scan.lua)."""
+    run = ctx.per_table(suite.SCAN)[ctx.index % ctx.tables]
 
-        def scan() -> int:
-            run(())
-            return 1
-        return scan
-    if fam in ("update-nonindex", "update-zipf"):
-        return _update_c(ctx, suite.UPDATE_NONINDEX)
-    if fam == "update-one":
-        return _update_c(ctx, test.statements[0], one=True)
-    if fam == "update-inlist":
-        return _update_inlist(ctx, test.statements[0], test.range)
-    if fam == "insert":
-        return _insert(ctx)
-    raise ValueError(f"no event for test {test.name}")
-
-
-def _by_id(ctx: _Ctx, sql: str, count_slot: int | None = None) -> Callable[[], int]:
-    runs = ctx.per_table(sql, "i", count=count_slot is not None)
-    pick, table = ctx.pick, ctx.table()
-    if count_slot is None and len(runs) == 1:
-        run = runs[0]
-
-        def event_one_table() -> int:
-            run((pick(),))
-            return 1
-        return event_one_table
-    if count_slot is None:
-        def event() -> int:
-            runs[table()]((pick(),))
-            return 1
-        return event
-    carr, slot = ctx.carr, ctx.cbase + count_slot
-
-    def counted() -> int:
-        carr[slot] += runs[table()]((pick(),))
+    def scan() -> int:
+        run(())
         return 1
-    return counted
-
-
-def _in_list(ctx: _Ctx, sql: str, n: int) -> Callable[[], int]:
-    runs = ctx.per_table(sql, "i" * n)
-    pick, table, rng = ctx.pick, ctx.table(), range(n)
-
-    def event() -> int:
-        runs[table()](tuple([pick() for _ in rng]))
-        return 1
-    return event
-
-
-def _fixed(ctx: _Ctx, sql: str, types: str, params: tuple) -> Callable[[], int]:
-    runs = ctx.per_table(sql, types)
-    table = ctx.table()
-
-    def event() -> int:
-        runs[table()](params)
-        return 1
-    return event
-
-
-def _between(ctx: _Ctx, sql: str, width: int) -> Callable[[], int]:
-    runs = ctx.per_table(sql, "ii")
-    pick, table = ctx.pick, ctx.table()
-
-    def event() -> int:
-        lo = pick()
-        runs[table()]((lo, lo + width))
-        return 1
-    return event
-
-
-def _update_c(ctx: _Ctx, sql: str, one: bool = False) -> Callable[[], int]:
-    runs = ctx.per_table(sql, "s" if one else "si")
-    pick, table, c = ctx.pick, ctx.table(), ctx.c
-    if one:
-        def event_one() -> int:
-            runs[table()]((c(),))
-            return 1
-        return event_one
-
-    def event() -> int:
-        runs[table()]((c(), pick()))
-        return 1
-    return event
-
-
-def _update_inlist(ctx: _Ctx, sql: str, n: int) -> Callable[[], int]:
-    runs = ctx.per_table(sql, "s" + "i" * n)
-    pick, table, c, rng = ctx.pick, ctx.table(), ctx.c, range(n)
-
-    def event() -> int:
-        runs[table()]((c(), *[pick() for _ in rng]))
-        return 1
-    return event
-
-
-def _insert(ctx: _Ctx) -> Callable[[], int]:
-    runs = ctx.per_table(suite.INSERT_AUTO[ctx.dialect], "iss", count=True)
-    pick, table, c, pad = ctx.pick, ctx.table(), ctx.c, ctx.pad
-    carr, slot = ctx.carr, ctx.cbase + _INSERTED
-
-    def event() -> int:
-        carr[slot] += runs[table()]((pick(), c(), pad()))
-        return 1
-    return event
-
-
-def _transaction(ctx: _Ctx, test: Test) -> Callable[[], int]:
-    """sysbench's oltp_read_only / read_write / write_only event: BEGIN, 10 point selects on
-    one table, one of each range select chosen, the writes, COMMIT; every execute_*() picks
-    its own table, as oltp_common.lua does."""
-    client, pick, table = ctx.client, ctx.pick, ctx.table()
-    begin, commit = client.prepare("BEGIN"), client.prepare("COMMIT")
-    rollback = client.prepare("ROLLBACK")
-    stmts = test.statements
-    n_points = stmts.count(suite.POINT)
-    points = ctx.per_table(suite.POINT, "i") if n_points else None
-    point_range = range(n_points)
-    width = test.range - 1
-    ranges = [ctx.per_table(s, "ii") for s in stmts
-              if s in (suite.SIMPLE, suite.SUM, suite.ORDER, suite.DISTINCT)]
-    writes = test.writes
-    if writes:
-        upd_k = ctx.per_table(suite.UPDATE_INDEX, "i")
-        upd_c = ctx.per_table(suite.UPDATE_NONINDEX, "si")
-        delete = ctx.per_table(suite.DELETE, "i", count=True)
-        insert = ctx.per_table(suite.INSERT, "iiss", count=True)
-        c, pad = ctx.c, ctx.pad
-        carr, deleted, inserted = ctx.carr, ctx.cbase + _DELETED, ctx.cbase + _INSERTED
-
-    def event() -> int:
-        k = 0
-        try:
-            begin(())
-            k = 1
-            if points is not None:
-                run = points[table()]
-                for _ in point_range:
-                    run((pick(),))
-                    k += 1
-            for runs in ranges:
-                lo = pick()
-                runs[table()]((lo, lo + width))
-                k += 1
-            if writes:
-                upd_k[table()]((pick(),))
-                k += 1
-                upd_c[table()]((c(), pick()))
-                k += 1
-                t, row = table(), pick()
-                n = delete[t]((row,))
-                k += 1
-                carr[deleted] += n
-                n = insert[t]((row, pick(), c(), pad()))
-                k += 1
-                carr[inserted] += n
-            commit(())
-            return k + 1
-        except StatementFailed as exc:
-            sent = k + 1
-            if not exc.lost:
-                try:
-                    rollback(())
-                    sent += 1
-                except StatementFailed:
-                    pass
-            exc.sent = sent
-            raise
-    return event
+    return scan
