@@ -17,7 +17,9 @@ process; Versus's from its summary (getrusage of the virtual users, what the wor
 per statement) and from the whole `versus run` process tree (CLI, agent, samplers, virtual
 users: adds a fixed cost per second). Versus runs with --no-perf, as sysbench attaches no
 perf stat to the server; --perf-cost adds a run with it (Versus's default) and prints its
-cost in QPS. Server CPU per statement: the server threads or
+cost in QPS. Versus runs its compiled client loop where the host can build it (the run
+says which); --python-loop adds a run with client-loop=python, the loop of a host without
+a C compiler, with its ratios to sysbench. Server CPU per statement: the server threads or
 backends serving the scratch database, from /proc (bench/_common.ServerCpuTracker). "other
 %" is the rest of the machine's busy CPU during the run; the machine is shared, so read the
 ratios with it.
@@ -113,7 +115,8 @@ def run_versus(eng: Engine, db: str, test: str, rows: int, seconds: int, home: s
     return {"statements": stmts, "qps": stmts / dur if dur else 0.0, "cpu_s": vu,
             "tree_cpu_s": r.user_s + r.sys_s, "wall_s": r.wall_s,
             "reused": any(m.startswith("reusing") for m in logs),
-            "client": (summ[0].get("sql_client") or {}).get("driver") if summ else None}
+            "client": (summ[0].get("sql_client") or {}).get("driver") if summ else None,
+            "loop": (summ[0].get("sql_client") or {}).get("loop") if summ else None}
 
 
 def _fresh_table(eng: Engine, db: str, rows: int) -> None:
@@ -141,6 +144,8 @@ def bench_engine(eng: Engine, args, home: str) -> list[dict]:
                                                                                  "versus")
                 if args.perf_cost and not changes:
                     tools += ("versus+perf",)
+                if args.python_loop:
+                    tools += ("versus-py",)
                 for tool in tools:
                     if changes:
                         _fresh_table(eng, db, args.rows)
@@ -150,7 +155,8 @@ def bench_engine(eng: Engine, args, home: str) -> list[dict]:
                             r = run_sysbench(eng, db, script, opts, args.rows, args.seconds)
                         else:
                             r = run_versus(eng, db, test, args.rows, args.seconds, home,
-                                           perf=tool == "versus+perf")
+                                           ("client-loop=python",) if tool == "versus-py"
+                                           else (), perf=tool == "versus+perf")
                     busy = host_busy_seconds() - b0
                     client = r.get("tree_cpu_s", r["cpu_s"])
                     r.update(engine=eng.label, test=test, tool=tool, round=rnd,
@@ -164,7 +170,7 @@ def bench_engine(eng: Engine, args, home: str) -> list[dict]:
                         r["us_tree"] = r["tree_cpu_s"] * 1e6 / n
                     out.append(r)
                     flag = "" if tool == "sysbench" or r["reused"] else "  !! table reloaded"
-                    print(f"[{eng.label}] {test:22s} {tool:8s} r{rnd}: {r['qps']:9,.0f} QPS  "
+                    print(f"[{eng.label}] {test:22s} {tool:9s} r{rnd}: {r['qps']:9,.0f} QPS  "
                           f"client {r['us_client']:6.1f} µs/stmt  server {r['us_server']:6.1f}"
                           f" µs/stmt  other {r['other_pct']:4.1f}%{flag}", flush=True)
         if args.suite_seconds:
@@ -198,16 +204,21 @@ def report(results: list[dict]) -> None:
             p = [r for r in results if r["engine"] == eng and r["test"] == test
                  and r["tool"] == "versus+perf"]
             cost = f"{(1 - mean(r['qps'] for r in p) / vq) * 100:.1f}" if p and vq else "-"
+            py = [r for r in results if r["engine"] == eng and r["test"] == test
+                  and r["tool"] == "versus-py"]
+            py_q = f"{mean(r['qps'] for r in py) / sq:.2f}" if py else "-"
+            py_c = f"{mean(r['us_client'] for r in py) / sc:.2f}" if py else "-"
             rows.append([eng, test, sq, vq, f"{vq / sq:.2f}", sc, vc, f"{vc / sc:.2f}",
                          f"{vt / sc:.2f}", f"{vs / ss:.2f}" if ss else "-", f"{other:.0f}",
-                         cost])
+                         cost, py_q, py_c])
     print()
     print("Means over rounds; ratios Versus / sysbench (client: the virtual users; tree: the "
           "whole versus run)")
     print(table(["engine", "test", "sysbench QPS", "Versus QPS", "QPS ratio",
                  "sysbench µs/stmt", "Versus µs/stmt", "client CPU ratio", "tree ratio",
-                 "server CPU ratio", "other %", "perf stat QPS cost %"], rows,
-                "ll" + "r" * 10))
+                 "server CPU ratio", "other %", "perf stat QPS cost %",
+                 "Python loop QPS ratio", "Python loop client CPU ratio"], rows,
+                "ll" + "r" * 12))
     for r in results:
         if r["test"] == "(whole suite)":
             print(f"{r['engine']}: the whole suite (54 tests) at {r['seconds_per_test']} s per "
@@ -227,6 +238,9 @@ def main() -> None:
     ap.add_argument("--suite-seconds", type=int, default=0,
                     help="also time the whole suite (all tests, pre-reads) at this many "
                          "seconds per test")
+    ap.add_argument("--python-loop", action="store_true",
+                    help="also run Versus with client-loop=python in each round (the loop a "
+                         "host without a C compiler runs), for its ratios to sysbench")
     ap.add_argument("--perf-cost", action="store_true",
                     help="also run Versus with perf stat on the server (its default) and "
                          "print what that costs in QPS")

@@ -146,6 +146,9 @@ class _Libpq:
         if cls._lib is None:
             paths = {ln.split()[-1] for ln in open("/proc/self/maps")
                      if "/libpq" in ln and ".so" in ln}
+            if len(paths) > 1:                 # psycopg-binary's own copy, or the system's
+                from psycopg import pq
+                paths = {p for p in paths if ("psycopg_binary" in p) == (pq.__impl__ == "binary")}
             if len(paths) != 1:
                 raise OSError(f"cannot tell which libpq psycopg uses ({len(paths)} loaded)")
             lib = C.CDLL(paths.pop())
