@@ -157,6 +157,14 @@ class PgClient(Client):
         if self.pg.server_version >= 150000:
             self.pg.exec_(b"SELECT pg_stat_force_next_flush()")
 
+    def failed(self, message: bytes | None, sqlstate: bytes | None) -> StatementFailed:
+        """A failed statement's error from its result's message and SQLSTATE (the Python
+        client's and the compiled loop's alike)."""
+        msg = (message or b"").decode(errors="replace").strip()
+        return StatementFailed(msg or "the statement failed",
+                               lost=self.pg.status != self._pq.ConnStatus.OK,
+                               ignorable=sqlstate in PG_IGNORABLE)
+
     def prepare(self, sql: str, types: str = "", count: bool = False) -> Run:
         pq = self._pq
         pg = self.pg
@@ -170,14 +178,9 @@ class PgClient(Client):
         ex, fmt = pg.exec_prepared, self.RESULT_FORMAT
         tuples_ok, command_ok = pq.ExecStatus.TUPLES_OK, pq.ExecStatus.COMMAND_OK
         sqlstate = pq.DiagnosticField.SQLSTATE
-        conn_ok = pq.ConnStatus.OK
 
         def fail(res):
-            msg = (res.error_message or b"").decode(errors="replace").strip()
-            lost = pg.status != conn_ok
-            state = res.error_field(sqlstate)
-            raise StatementFailed(msg or "the statement failed", lost=lost,
-                                  ignorable=state in PG_IGNORABLE)
+            raise self.failed(res.error_message, res.error_field(sqlstate))
 
         if types == "":
             def run(params=()):

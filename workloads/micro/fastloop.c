@@ -13,7 +13,7 @@
 #include <string.h>
 #include <time.h>
 
-#define FASTLOOP_ABI 1
+#define FASTLOOP_ABI 2
 
 enum { P_ID, P_LO_PLUS, P_C, P_PAD, P_FIXED, P_SAVED };   /* program.py's */
 enum { F_RESULTS = 1, F_COUNT = 2, F_SAVE = 4 };
@@ -51,7 +51,7 @@ typedef struct {
      * MySQL: mysql_stmt_execute, mysql_stmt_store_result, mysql_stmt_num_rows,
      * mysql_stmt_affected_rows, mysql_stmt_free_result */
     void *fn[5];
-    int32_t result_format, maxp;
+    int32_t result_format;
     int64_t size;
     double z_e, z_s, z_top, z_span;    /* zipfian: values.py's constants */
     uint64_t rng[4];

@@ -25,11 +25,12 @@ import tempfile
 from pathlib import Path
 
 from ..events import BUCKET_LUT, LUT_US, MAX_US, N_BUCKETS, SUB_BITS
-from .clients import PG_IGNORABLE, Client, LibmariadbClient, PgClient, StatementFailed
+from .clients import Client, PgClient, StatementFailed
 from .program import NO_DRAW, P_FIXED, Step
 
 SOURCE = Path(__file__).with_name("fastloop.c")
-ABI = 1
+DRIVES = ("postgres", "libmariadb")          # the clients (kinds) whose libraries it calls
+ABI = 2
 F_RESULTS, F_COUNT, F_SAVE = 1, 2, 4
 ENG_PG, ENG_MYSQL = 0, 1
 DISTS = {"uniform": 0, "special": 1, "zipfian": 2}
@@ -53,8 +54,7 @@ class VStep(C.Structure):
 class VJob(C.Structure):
     _fields_ = [("engine", C.c_int32), ("nsteps", C.c_int32), ("tables", C.c_int32),
                 ("dist", C.c_int32), ("steps", C.POINTER(VStep)), ("conn", _P),
-                ("fn", _P * 5), ("result_format", C.c_int32), ("maxp", C.c_int32),
-                ("size", C.c_int64),
+                ("fn", _P * 5), ("result_format", C.c_int32), ("size", C.c_int64),
                 ("z_e", C.c_double), ("z_s", C.c_double), ("z_top", C.c_double),
                 ("z_span", C.c_double), ("rng", C.c_uint64 * 4),
                 ("cpool", _P), ("cn", C.c_int64), ("cstride", C.c_int64), ("clen", C.c_int64),
@@ -155,8 +155,7 @@ class _Libpq:
             for name, res, args in (
                     ("PQresultErrorMessage", C.c_char_p, [_P]),
                     ("PQresultErrorField", C.c_char_p, [_P, C.c_int]),
-                    ("PQerrorMessage", C.c_char_p, [_P]),
-                    ("PQstatus", C.c_int, [_P]), ("PQclear", None, [_P])):
+                    ("PQclear", None, [_P])):
                 f = getattr(lib, name)
                 f.restype, f.argtypes = res, args
             cls._lib = lib
@@ -176,41 +175,21 @@ class Job:
     """A VU's compiled event: the C structures, the statements' handles, and what keeps the
     memory they point into alive."""
 
-    def __init__(self, lib, client: Client, vu, test, program: list[Step], runs: list[list],
-                 dist: str, size: int, tables: int, c_values, pad_values, zipf: tuple):
-        self.lib, self.client, self.test, self.runs = lib, client, test, runs
+    def __init__(self, client: Client, vu, ctx, program: list[Step], runs: list[list],
+                 statements_slot: int):
+        """`ctx`: the VU's drawers (transactions._Ctx); `runs`: program.prepare's."""
+        lib = library()
+        self.client, self.runs = client, runs
         self._keep: list = []
         j = self.j = VJob()
-        j.tables, j.size, j.dist = tables, size, DISTS[dist]
+        tables = ctx.tables
+        j.tables, j.size, j.dist = tables, ctx.size, DISTS[ctx.dist]
         j.nsteps = len(program)
-        steps_arr = (VStep * len(program))()
-        maxp = 1
-        for k, (st, table_runs) in enumerate(zip(program, runs)):
-            s = steps_arr[k]
-            s.nparams, s.repeat, s.table_from, s.count_slot = (len(st.params), st.repeat,
-                                                               st.table_from, st.count_slot)
-            s.flags = F_SAVE if st.save else 0
-            if st.count_slot >= 0:
-                s.flags |= F_COUNT
-            params = (VParam * max(1, len(st.params)))()
-            for i, (kind, arg) in enumerate(st.params):
-                params[i].kind = kind
-                if kind == P_FIXED:
-                    params[i].fixed = arg
-                else:
-                    params[i].arg = arg
-            s.params = params
-            stmts = (VStmt * tables)()
-            for t in range(tables):
-                run = table_runs[t if st.table_from != NO_DRAW else 0]
-                self._handle(stmts[t], run, len(st.params))
-                if getattr(run, "results", False):
-                    s.flags |= F_RESULTS
-            s.stmts = stmts
-            self._keep += [params, stmts]
-            maxp = max(maxp, len(st.params))
-        j.steps = steps_arr
+        j.steps = steps_arr = (VStep * len(program))()
         self._keep.append(steps_arr)
+        for s, st, table_runs in zip(steps_arr, program, runs):
+            self._step(s, st, table_runs, tables)
+        maxp = max(1, *(len(st.params) for st in program))
         if isinstance(client, PgClient):
             pq = _Libpq.get()
             j.engine, j.conn, j.result_format = ENG_PG, client.pg.pgconn_ptr, client.RESULT_FORMAT
@@ -224,14 +203,13 @@ class Job:
                    lib_m.mysql_stmt_free_result]
         for i, f in enumerate(fns):
             j.fn[i] = _fn(f)
-        j.maxp = maxp
         values, nums = (_P * maxp)(), C.create_string_buffer(24 * maxp)
         j.values, j.nums = C.addressof(values), C.addressof(nums)
         self._keep += [values, nums]
-        j.z_e, j.z_s, j.z_top, j.z_span = zipf
+        j.z_e, j.z_s, j.z_top, j.z_span = ctx.zipf
         for i in range(4):
             j.rng[i] = vu.rng.getrandbits(64) | (1 if i == 0 else 0)
-        for pool, prefix in ((c_values, "c"), (pad_values, "pad")):
+        for pool, prefix in ((ctx.c_values, "c"), (ctx.pad_values, "pad")):
             if pool:
                 buf, n, stride, length = _pool(pool)
                 setattr(j, f"{prefix}pool", C.addressof(buf))
@@ -240,6 +218,7 @@ class Job:
                 setattr(j, f"{prefix}len", length)
                 self._keep.append(buf)
         j.stop = C.addressof(vu.stop)
+        j.base, j.cs = vu.base(0), statements_slot
         arr = (C.c_uint64 * len(vu.arr)).from_buffer(vu.arr)
         carr = (C.c_uint64 * len(vu.carr)).from_buffer(vu.carr)
         self._keep += [arr, carr]
@@ -248,6 +227,25 @@ class Job:
         j.lut_us, j.sub_bits, j.max_us, j.n_buckets = LUT_US, SUB_BITS, MAX_US, N_BUCKETS
         self.run = lib.fastloop_run
         self.ref = C.byref(j)
+
+    def _step(self, s: VStep, st: Step, table_runs: list, tables: int) -> None:
+        s.nparams, s.repeat, s.table_from, s.count_slot = (len(st.params), st.repeat,
+                                                           st.table_from, st.count_slot)
+        s.flags = (F_SAVE if st.save else 0) | (F_COUNT if st.count_slot >= 0 else 0)
+        s.params = params = (VParam * max(1, len(st.params)))()
+        for p, (kind, arg) in zip(params, st.params):
+            p.kind = kind
+            if kind == P_FIXED:
+                p.fixed = arg
+            else:
+                p.arg = arg
+        s.stmts = stmts = (VStmt * tables)()       # BEGIN and COMMIT: one statement for all
+        for t in range(tables):
+            run = table_runs[t if st.table_from != NO_DRAW else 0]
+            self._handle(stmts[t], run, len(st.params))
+            if getattr(run, "results", False):
+                s.flags |= F_RESULTS
+        self._keep += [params, stmts]
 
     def _handle(self, out: VStmt, run, nparams: int) -> None:
         h = run.handle
@@ -263,39 +261,24 @@ class Job:
         out.buf, out.len = bufs, lens
         self._keep += [bufs, lens]
 
-    def set_base(self, base: int, cs: int) -> None:
-        self.j.base, self.j.cs = base, cs
-
     def failure(self) -> StatementFailed:
         """The failed statement's error, as the Python client would raise it."""
         j = self.j
         run = self.runs[j.failed_step][j.failed_table
                                        if len(self.runs[j.failed_step]) > 1 else 0]
         if j.engine == ENG_PG:
-            pq = _Libpq.get()
-            res = j.pgres
+            pq, res = _Libpq.get(), j.pgres
             j.pgres = None
-            try:
-                msg = pq.PQresultErrorMessage(res) if res else pq.PQerrorMessage(j.conn)
-                state = pq.PQresultErrorField(res, ord("C")) if res else None
-            finally:
-                if res:
+            if not res:                        # no result at all: the connection's error
+                exc = self.client.failed(self.client.pg.error_message, None)
+            else:
+                try:
+                    exc = self.client.failed(pq.PQresultErrorMessage(res),
+                                             pq.PQresultErrorField(res, ord("C")))
+                finally:
                     pq.PQclear(res)
-            exc = StatementFailed((msg or b"").decode(errors="replace").strip()
-                                  or "the statement failed",
-                                  lost=pq.PQstatus(j.conn) != 0,
-                                  ignorable=(state or b"") in PG_IGNORABLE)
         else:
             exc = self.client._failed(run.handle.error())
         exc.sent = int(j.sent)
         return exc
 
-
-def job(test, client: Client, vu, ctx, program: list[Step], runs: list[list]) -> Job | None:
-    """The compiled event for this VU, or None when the loop is not built or this client
-    is not one it drives (only PostgreSQL's and libmariadb's)."""
-    lib = library()
-    if lib is None or not isinstance(client, (PgClient, LibmariadbClient)):
-        return None
-    return Job(lib, client, vu, test, program, runs, ctx.dist, ctx.size, ctx.tables,
-               ctx.c_values, ctx.pad_values, ctx.zipf)

@@ -219,8 +219,6 @@ class Statement:
             self.close()
             raise err
         self.plan = plan
-        # per parameter: its bound buffer's address, and its length's (strings) or None
-        self._addresses = [(b.buffer, b.length) for b in self.binds[:n]]
         # the buffers as memoryviews, which keep them alive: where a call's values go
         self.int_view = memoryview(ints).cast("B").cast("q")
         self.len_view = memoryview(lens).cast("B").cast("L")
@@ -231,7 +229,8 @@ class Statement:
                         (self.lib.mysql_stmt_error(self.st) or b"").decode(errors="replace"))
 
     def param_addresses(self) -> list[tuple[int, int | None]]:
-        return list(self._addresses)
+        """Per parameter: its bound buffer's address, and its length's (strings) or None."""
+        return [(b.buffer, b.length) for b in self.binds[:len(self.plan)]]
 
     def setter(self):
         """params -> None: copies a call's values into the bound buffers, in one generated

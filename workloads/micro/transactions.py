@@ -101,16 +101,13 @@ def _server_check(agent, test: Test, summary: dict) -> dict | None:
 
 
 # --- virtual users -------------------------------------------------------------------------
-LOOPS = ("auto", "compiled", "python")
-
-
 def loop_for(target, params: dict, test: Test | None = None) -> tuple[str, str]:
     """Which event loop the clients run ("compiled" or "python") and a sentence saying so."""
     choice = params.get("client-loop", "auto")
     kind = clients.driver_for(target, params.get("mysql-driver", "auto"))
     if choice == "python":
         return "python", "Python event loop (client-loop=python)"
-    if kind not in ("postgres", "libmariadb"):
+    if kind not in fastloop.DRIVES:
         why = f"the {kind} client has no compiled loop"
     elif test is not None and program.steps(test, target.dialect, 1, 0, 0) is None:
         why = f"{test.name} has no compiled loop"
@@ -131,10 +128,10 @@ def vu_main(test: Test, vu) -> None:
                               ctx.cbase + _INSERTED)
         runs = program.prepare(steps, ctx) if steps else None
         rollback = client.prepare("ROLLBACK") if test.txn else None
-        job = None
+        job = event = None
         if steps and loop_for(vu.target, vu.params, test)[0] == "compiled":
-            job = fastloop.job(test, client, vu, ctx, steps, runs)
-        if job is None:
+            job = fastloop.Job(client, vu, ctx, steps, runs, vu.cbase + _STATEMENTS)
+        else:
             event = (program.python_event(steps, runs, ctx, test.txn) if steps
                      else _scan(ctx))
         client.settle()
@@ -172,7 +169,6 @@ def _failed(vu, exc: StatementFailed, reported: set[str], rollback) -> bool:
 def _compiled_loop(vu, job: fastloop.Job, rollback) -> bool:
     """fastloop.c runs the events; a failed statement comes back here to be told (and its
     transaction rolled back), as in the Python loop."""
-    job.set_base(vu.base(0), vu.cbase + _STATEMENTS)
     reported: set[str] = set()
     while True:
         rc = job.run(job.ref)
