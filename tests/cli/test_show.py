@@ -51,3 +51,21 @@ def test_duration_and_warmup_set_the_parameters_the_workload_declares(tmp_path, 
         assert spec.seconds_param("measured") in {p.name for p in spec.params}
     assert WORKLOADS["tpcc"].seconds_param("warmup") == "rampup"
     assert WORKLOADS["point-query"].seconds_param("warmup") == "warmup"
+
+
+def test_show_into_a_closed_pipe_ends_quietly(tmp_path, versus_home):
+    """`versus show F | head`: the reader has gone before the output; no traceback."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    path = session_of("tpcc-pg", tmp_path)
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        p = subprocess.run([sys.executable, "-m", "app.main", "show", str(path)], stdout=w,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+    finally:
+        os.close(w)
+    assert p.stderr == ""
+    assert p.returncode == -signal.SIGPIPE
