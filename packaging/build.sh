@@ -14,6 +14,31 @@ cd "$(dirname "$0")/.."
 py=${PYTHON:-.venv/bin/python}
 [ -x "$py" ] || py=python3
 out=build
+# The build freezes what this Python has: without the project's dependencies it makes an app
+# that dies at start (No module named 'tomli_w'). Refuse, and say which Python to use.
+lacking() {
+"$py" - <<'PY'
+import re
+from importlib import metadata
+deps = re.search(r"^dependencies = \[(.*?)^\]", open("pyproject.toml").read(), re.S | re.M)
+names = [re.match(r"[A-Za-z0-9._-]+", d).group(0)
+         for d in re.findall(r'^\s*"([^"]+)"', deps.group(1), re.M)]
+lacks = []
+for n in names:
+    try:
+        metadata.version(n)
+    except metadata.PackageNotFoundError:
+        lacks.append(n)
+print(", ".join(lacks))
+PY
+}
+missing=$(lacking 2>&1) || missing="(its dependencies cannot be read: $missing)"
+if [ -n "$missing" ]; then
+    echo "build.sh: $py lacks the project's dependencies: $missing. Build with the Python" \
+         "Versus is installed in: bash packaging/bootstrap.sh app creates .venv (then run" \
+         "build.sh again), or PYTHON=/path/to/python after 'pip install -e .' into it." >&2
+    exit 2
+fi
 "$py" -m PyInstaller --version >/dev/null 2>&1 || "$py" -m pip install -q "pyinstaller>=6.10"
 "$py" -m PyInstaller --noconfirm --log-level WARN --distpath "$out/dist" \
     --workpath "$out/work" packaging/versus.spec
