@@ -3,12 +3,12 @@
     QT_QPA_PLATFORM=offscreen .venv/bin/python -m bench.replay_fps [--dir /tmp/versus-bench]
 
 Opens the comparison as the Compare view does and builds its charts with the view's own
-panes (app.ui.compare_panes: throughput, latency p50/p95/p99 and host CPU, one colour per
+panes (app.ui.compare.panes: throughput, latency p50/p95/p99 and host CPU, one colour per
 run, linked time axes, peak downsampling) in a shown 1600×900 window, then plays: each frame
 moves the time by speed / 30 s, hands it to the panes, reads the values panel
 (Comparison.values_at) and lets the event loop paint. Cases:
 
-- "as if live": the lines grow up to the cursor (app.ui.replay.ReplayOverlay: a still
+- "as if live": the lines grow up to the cursor (app.ui.compare.replay.ReplayOverlay: a still
   picture of the charts without their lines, a layer the new segments are added to, and
   the cursors), looping back to the start at the end (the layer is redrawn from there);
 - "scrub over a still picture": paused, the scrubber dragged: every line whole in a picture
@@ -47,7 +47,7 @@ def main() -> None:
     from app.analysis.compare import load_comparison
     from app.analysis.metrics import CHARTS
     from app.model.runset import RunRef
-    from app.ui.compare_panes import ComparePanes
+    from app.ui.compare.panes import ComparePanes
     from bench.sessions import make_sessions
 
     paths = sorted(Path(a.dir).glob("run*.versus"))[:a.runs]

@@ -2,7 +2,7 @@
 and a whole comparison as a slide deck (.pptx, python-pptx).
 
 No Qt and no analysis here: callers hand in plain data (``app.model.runset.Table``, columns
-of numbers, chart images as PNG bytes already rendered by ``app.ui.render``). Every file is
+of numbers, chart images as PNG bytes already rendered by ``app.ui.charts.render``). Every file is
 written to a temporary name beside the target and renamed into place, so a failed export
 leaves no half-written file; failures raise ExportError with a sentence.
 """

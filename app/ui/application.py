@@ -10,8 +10,8 @@ from PySide6.QtCore import QTimer
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication
 
-from . import theme
-from .settings import APPLICATION, ORGANIZATION, Settings
+from app.ui.common import theme
+from app.ui.common.settings import APPLICATION, ORGANIZATION, Settings
 
 STARTED = time.monotonic()        # (about) when the GUI's imports began
 
@@ -44,7 +44,7 @@ def run_gui() -> int:
     from app.store.catalog import Catalog
     from app.store.paths import sessions_dir
 
-    from .main_window import MainWindow
+    from app.ui.main_window import MainWindow
     window = MainWindow(Catalog(), sessions_dir())
     window.show()
     if os.environ.get("VERSUS_EXIT_WHEN_SHOWN"):

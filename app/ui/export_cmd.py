@@ -81,7 +81,7 @@ def _run(a) -> int:
     if a.chart:
         # a chart image is drawn with Qt; decks (native charts), series and tables need none
         try:
-            from app.ui.render import ensure_app, parse_size, render_bytes
+            from app.ui.charts.render import ensure_app, parse_size, render_bytes
         except ImportError as exc:
             return _fail(f"chart images are drawn with Qt, which this installation lacks "
                          f"({exc.name}); install Versus with its GUI, or export --deck, "

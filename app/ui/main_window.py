@@ -22,20 +22,20 @@ from app.model.series import SeriesStore
 from workloads.params import ParamError
 from workloads.registry import WORKLOADS, get as get_workload
 
-from . import theme
-from .actions import build_actions, build_menus, build_toolbar
-from .theme import THEMES
-from .charts import DashboardWidget
-from .cpu_panel import CpuComparePage, CpuPanelWidget
-from .headline import HeadlineStripWidget
-from .host_key import ask_host_key
-from .param_form import ParamFormWidget
-from .run_worker import AttachWorker, RunWorker, start_worker_thread
-from .session_view import SessionViewWidget, load_run, read_sessions
-from .settings import Settings
-from .session_tree import SessionTreeWidget
-from .tasks import TaskRunner
-from .vu_table import VirtualUserTableModel, VirtualUserTableView
+from app.ui.common import theme
+from app.ui.common.actions import build_actions, build_menus, build_toolbar
+from app.ui.common.theme import THEMES
+from app.ui.charts.dashboard import DashboardWidget
+from app.ui.cpu.panel import CpuComparePage, CpuPanelWidget
+from app.ui.charts.headline import HeadlineStripWidget
+from app.ui.dialogs.host_key import ask_host_key
+from app.ui.live.param_form import ParamFormWidget
+from app.ui.live.run_worker import AttachWorker, RunWorker, start_worker_thread
+from app.ui.saved.session_view import SessionViewWidget, load_run, read_sessions
+from app.ui.common.settings import Settings
+from app.ui.sessions.tree import SessionTreeWidget
+from app.ui.common.tasks import TaskRunner
+from app.ui.live.vu_table import VirtualUserTableModel, VirtualUserTableView
 
 REDRAW_MS = 40          # coalescing window: a burst of events costs one redraw
 PANEL_MIN_WIDTH, PANEL_MAX_WIDTH = 270, 380     # the run panel, unless its form needs more
@@ -998,14 +998,14 @@ class MainWindow(QMainWindow):
 
     # ------------------------------------------------------------------ hosts and targets
     def _open_host_dialog(self, name: str | None) -> None:
-        from .host_dialog import HostDialog
+        from app.ui.dialogs.host import HostDialog
         existing = self.catalog.host(name) if name and name != "local" else None
         dlg = HostDialog(self.catalog, existing, parent=self)
         dlg.host_saved.connect(lambda n: self.reload_catalog(select_host=n))
         self._show_dialog(dlg)
 
     def _open_target_dialog(self, name: str | None) -> None:
-        from .target_dialog import TargetDialog
+        from app.ui.dialogs.target import TargetDialog
         builtin = name in (None, "embedded-postgres")
         existing = None if builtin else self.catalog.target(name)
         dlg = TargetDialog(self.catalog, existing, default_host=self.selected_host(),
@@ -1038,7 +1038,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_profiles_action_triggered(self) -> None:
-        from .profile_editor import ProfileEditorDialog
+        from app.ui.profiles.editor import ProfileEditorDialog
         self._show_dialog(ProfileEditorDialog(self.catalog, parent=self))
 
     @Slot()
@@ -1065,7 +1065,7 @@ class MainWindow(QMainWindow):
     def show_compare(self, refs: list | None = None) -> Any:
         """The Compare tab (made when first needed), comparing ``refs`` if given."""
         if self.compare_widget is None:
-            from .compare_view import CompareWidget
+            from app.ui.compare.view import CompareWidget
             self.compare_widget = CompareWidget(self.tasks, export_dir=self.sessions_dir,
                                                 settings=self.settings)
             self._add_cpu_page(self.compare_widget)
@@ -1088,7 +1088,7 @@ class MainWindow(QMainWindow):
     @Slot()
     def _on_plan_action_triggered(self) -> None:
         if self.plan_widget is None:
-            from .plan_view import PlanWidget
+            from app.ui.plan.view import PlanWidget
             self.plan_widget = PlanWidget(self.catalog)
             self.plan_widget.setObjectName("plan_widget")
             self.plan_widget.plan_ended.connect(lambda _o: self.refresh_sessions())
@@ -1107,7 +1107,7 @@ class MainWindow(QMainWindow):
 
     @Slot()
     def _on_shortcuts_action_triggered(self) -> None:
-        from .shortcuts_dialog import ShortcutsDialog
+        from app.ui.dialogs.shortcuts import ShortcutsDialog
         self._show_dialog(ShortcutsDialog(self))
 
     def about_text(self) -> str:

@@ -20,7 +20,7 @@ def make_window(qtbot, tmp_path, versus_home):
     from app.store.catalog import Catalog
     from app.ui.application import apply_theme
     from app.ui.main_window import MainWindow
-    from app.ui.settings import Settings
+    from app.ui.common.settings import Settings
     from PySide6.QtWidgets import QApplication
 
     apply_theme(QApplication.instance())

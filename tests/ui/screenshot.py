@@ -29,7 +29,7 @@ def main(out_dir: str | None = None) -> list[Path]:
     from app.model.config import HostConfig, TargetConfig
     from app.ui.application import make_app
     from app.ui.main_window import MainWindow
-    from app.ui.settings import Settings
+    from app.ui.common.settings import Settings
     from tests.ui.stream import ReplayController, recorded_run
 
     app = make_app([])
@@ -95,7 +95,7 @@ def main(out_dir: str | None = None) -> list[Path]:
     # The host dialog after a successful "Test connection" (facts of this computer).
     from app.remote.facts import format_facts, gather_facts
     from app.remote.transport import LocalTransport
-    from app.ui.host_dialog import HostDialog
+    from app.ui.dialogs.host import HostDialog
     dlg = HostDialog(catalog, catalog.host("bench-1"), parent=window)
     dlg.show()
     dlg._on_test_succeeded(format_facts(gather_facts(LocalTransport())))

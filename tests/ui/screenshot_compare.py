@@ -59,7 +59,7 @@ def main(out_dir: str | None = None) -> list[Path]:
     from app.store.catalog import Catalog
     from app.ui.application import make_app
     from app.ui.main_window import MainWindow
-    from app.ui.settings import Settings
+    from app.ui.common.settings import Settings
 
     app = make_app([])
     sessions = home / "sessions"

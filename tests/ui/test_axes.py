@@ -43,7 +43,7 @@ def assert_holds_data(plot, from_zero=True):
 @pytest.mark.parametrize("mode", ["overlay", "side-by-side"])
 @pytest.mark.parametrize("chart", ["throughput", "latency", "cpu"])
 def test_exported_chart_axes_hold_every_run_and_start_at_zero(uneven, mode, chart):
-    from app.ui.render import ChartScene
+    from app.ui.charts.render import ChartScene
     sc = ChartScene(uneven, chart, (1920, 1080), mode=mode)
     try:
         assert len(sc.plots) == (1 if mode == "overlay" else 2)
@@ -56,7 +56,7 @@ def test_exported_chart_axes_hold_every_run_and_start_at_zero(uneven, mode, char
 
 
 def test_slide_axes_have_at_most_eight_ticks_and_slide_sized_text(uneven):
-    from app.ui.render import ChartScene
+    from app.ui.charts.render import ChartScene
     for chart in ("throughput", "latency", "cpu"):
         sc = ChartScene(uneven, chart, (1920, 1080))
         try:
@@ -71,7 +71,7 @@ def test_slide_axes_have_at_most_eight_ticks_and_slide_sized_text(uneven):
 
 
 def test_log_scale_latency_holds_p50_to_p99_in_whole_decades(uneven):
-    from app.ui.render import ChartScene
+    from app.ui.charts.render import ChartScene
     sc = ChartScene(uneven, "latency", (1920, 1080), log_y=True)
     try:
         p = sc.plots[0]
@@ -85,7 +85,7 @@ def test_log_scale_latency_holds_p50_to_p99_in_whole_decades(uneven):
 
 
 def test_compare_view_side_by_side_panes_hold_every_run(uneven, qtbot, tmp_path):
-    from app.ui.compare_view import CompareWidget
+    from app.ui.compare.view import CompareWidget
     v = CompareWidget(export_dir=tmp_path)
     qtbot.addWidget(v)
     v.resize(1300, 850)
@@ -104,8 +104,8 @@ def test_compare_view_side_by_side_panes_hold_every_run(uneven, qtbot, tmp_path)
 
 def test_log_scale_on_request_in_the_live_and_compare_charts(uneven, qtbot, tmp_path):
     from app.model.series import SeriesStore
-    from app.ui.charts import DashboardWidget
-    from app.ui.compare_view import CompareWidget
+    from app.ui.charts.dashboard import DashboardWidget
+    from app.ui.compare.view import CompareWidget
     from tests.ui.stream import recorded_run
     dash = DashboardWidget()
     qtbot.addWidget(dash)

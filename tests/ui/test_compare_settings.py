@@ -11,8 +11,8 @@ from app.model.runset import RunRef
 from app.store.session import SessionFile
 from tests.recorded import build_run
 
-from app.ui.compare_settings import VERSION_ROW, SettingsDiffTableModel
-from app.ui.compare_view import CompareWidget
+from app.ui.compare.settings_tab import VERSION_ROW, SettingsDiffTableModel
+from app.ui.compare.view import CompareWidget
 
 LOAD_MS = 15_000
 
@@ -43,7 +43,7 @@ def view(qtbot, tmp_path):
     made = []
 
     def make(refs, size=(1300, 850)):
-        from app.ui.charts import configure_pyqtgraph
+        from app.ui.charts.dashboard import configure_pyqtgraph
         configure_pyqtgraph()
         v = CompareWidget(export_dir=tmp_path)
         qtbot.addWidget(v)

@@ -14,8 +14,8 @@ def native_and_imported(tmp_path_factory):
 
 
 def test_compare_view_shows_native_and_imported(native_and_imported, qtbot, tmp_path):
-    from app.ui.charts import configure_pyqtgraph
-    from app.ui.compare_view import CompareWidget
+    from app.ui.charts.dashboard import configure_pyqtgraph
+    from app.ui.compare.view import CompareWidget
     native, imported, _ = native_and_imported
     configure_pyqtgraph()
     v = CompareWidget(export_dir=tmp_path)

@@ -12,7 +12,7 @@ from app.model.runset import (BETTER, CLASS_COLOURS, NA, SAME, WORSE, RunRef, ru
 from app.store.session import SessionFile
 from tests.recorded import build_run, record_pg_sessions
 
-from app.ui.compare_view import (CLASS_ROLE, CompareWidget, ReplayClock, refs_from_mime,
+from app.ui.compare.view import (CLASS_ROLE, CompareWidget, ReplayClock, refs_from_mime,
                                  runs_mime)
 
 LOAD_MS = 15_000
@@ -33,7 +33,7 @@ def open_view(qtbot, tmp_path):
     made = []
 
     def make(refs, size=(1300, 850)):
-        from app.ui.charts import configure_pyqtgraph
+        from app.ui.charts.dashboard import configure_pyqtgraph
         configure_pyqtgraph()
         v = CompareWidget(export_dir=tmp_path)
         qtbot.addWidget(v)
@@ -373,7 +373,7 @@ def test_chart_menu_and_export_dialog(open_view, sessions, tmp_path, qtbot):
     texts = [a.text() for a in v.chart_menu("latency").actions()]
     assert "Export Latency as PNG…" in texts and "Export Latency as SVG…" in texts
     assert "Export Latency as PDF…" in texts and "Copy Latency to the clipboard" in texts
-    from app.ui.export_dialog import ChartExportDialog
+    from app.ui.compare.export_dialog import ChartExportDialog
     dlg = ChartExportDialog(v.comp.charts(), "latency", "side-by-side", tmp_path, v)
     qtbot.addWidget(dlg)
     dlg.size_combo.setCurrentIndex(dlg.size_combo.findData(None))       # custom

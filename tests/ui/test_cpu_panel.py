@@ -5,9 +5,9 @@ from __future__ import annotations
 from app.analysis.results import new_store
 from app.model.runset import RunRef
 from app.analysis.cpu import group_title
-from app.ui.cpu_charts import CounterChooserWidget, store_source
-from app.ui.cpu_panel import CpuPanelWidget
-from app.ui.session_view import SessionViewWidget, load_run
+from app.ui.cpu.charts import CounterChooserWidget, store_source
+from app.ui.cpu.panel import CpuPanelWidget
+from app.ui.saved.session_view import SessionViewWidget, load_run
 from tests.recorded import load, session_of
 
 LOAD_MS = 20_000
@@ -142,7 +142,7 @@ def test_cpu_and_counter_charts_have_the_crosshair_readout(qtbot):
     t = float(g.times[len(g.times) // 2])
     g.crosshair.show_at(t)
     text = g.crosshair.text_of(g.plot)
-    from app.ui.cpu_charts import fmt_share
+    from app.ui.cpu.charts import fmt_share
     i = len(g.times) // 2
     fg = float(g.layers[0][1][i])                                   # the bottom band
     second = float(g.layers[1][1][i]) - fg                          # its own share, not a sum

@@ -68,8 +68,8 @@ def test_compare_names_the_damaged_rows_once_and_shows_both_runs(qtbot, tmp_path
     from PySide6.QtWidgets import QMessageBox
 
     from app.model.runset import RunRef
-    from app.ui.charts import configure_pyqtgraph
-    from app.ui.compare_view import CompareWidget
+    from app.ui.charts.dashboard import configure_pyqtgraph
+    from app.ui.compare.view import CompareWidget
     path = tmp_path / "two.versus"
     ra, rb = _file_with_two_runs(path)
     db = sqlite3.connect(path)

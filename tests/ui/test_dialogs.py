@@ -3,8 +3,8 @@ import socket
 
 from PySide6.QtCore import Qt
 
-from app.ui.host_dialog import HostDialog
-from app.ui.target_dialog import TargetDialog
+from app.ui.dialogs.host import HostDialog
+from app.ui.dialogs.target import TargetDialog
 
 
 def closed_port() -> int:

@@ -2,7 +2,7 @@
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QCheckBox, QComboBox, QDoubleSpinBox, QLineEdit, QSpinBox
 
-from app.ui.param_form import ParamFormWidget
+from app.ui.live.param_form import ParamFormWidget
 from workloads.params import MetricSpec, Param, PhaseSpec, WorkloadSpec
 from workloads.registry import get
 

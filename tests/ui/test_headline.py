@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.analysis.results import new_store
-from app.ui.headline import figures, phase_mean
+from app.ui.charts.headline import figures, phase_mean
 from workloads.registry import get
 
 from .stream import recorded_run, recorded_tpcc_run
@@ -106,7 +106,7 @@ def test_crosshair_reads_the_plotted_points_on_every_chart(make_window, qtbot):
 
 def test_crosshair_in_the_compare_view(tmp_path, qtbot):
     from app.model.runset import RunRef
-    from app.ui.compare_view import CompareWidget
+    from app.ui.compare.view import CompareWidget
     from tests.recorded import build_run
     a = build_run(tmp_path / "a.versus", "ra", rate=1000, p95=2.0, idle=50)
     b = build_run(tmp_path / "b.versus", "rb", rate=1300, p95=1.5, idle=40)

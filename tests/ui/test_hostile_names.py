@@ -1,6 +1,6 @@
 """Names and strings from shared session files are shown as text, never as markup."""
 from app.store.session import SessionFile
-from app.ui.session_view import SessionViewWidget, load_run
+from app.ui.saved.session_view import SessionViewWidget, load_run
 
 HOSTILE = "<img src=x onerror=alert(1)><b>bold</b>\"'; DROP TABLE runs;--"
 

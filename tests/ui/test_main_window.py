@@ -214,7 +214,7 @@ def test_saved_run_opens_with_charts_and_summary(make_window, qtbot):
     assert "measure" in names
     row = names.index("measure")
     assert "QPS" in table.item(row, 3).text()
-    from app.ui.session_view import SUMMARY_COLUMNS
+    from app.ui.saved.session_view import SUMMARY_COLUMNS
     p50 = table.item(row, SUMMARY_COLUMNS.index("p50 ms")).text()
     assert p50 not in ("", "–")                                # p50 from the histograms
     assert "20250101-120000-abc123" in view.header.text()

@@ -36,7 +36,7 @@ def _reddish(img, x: int, y: int) -> bool:
 
 
 def test_live_dashboard_shades_the_outage_on_every_chart(qtbot, tmp_path, outage):
-    from app.ui.charts import DashboardWidget
+    from app.ui.charts.dashboard import DashboardWidget
     store = new_store()
     w = DashboardWidget(store)
     qtbot.addWidget(w)
@@ -67,7 +67,7 @@ def test_live_dashboard_shades_the_outage_on_every_chart(qtbot, tmp_path, outage
 
 
 def test_saved_run_view_marks_and_names_the_outage(qtbot, tmp_path, outage):
-    from app.ui.session_view import SessionViewWidget, load_run
+    from app.ui.saved.session_view import SessionViewWidget, load_run
     path = session_of(NAME, tmp_path)
     view = SessionViewWidget()
     qtbot.addWidget(view)
@@ -88,9 +88,9 @@ def outage_run_id() -> str:
 
 
 def test_compare_view_and_export_shade_the_outage(qtbot, tmp_path, outage):
-    from app.ui.charts import configure_pyqtgraph
-    from app.ui.compare_view import CompareWidget
-    from app.ui.render import render_image
+    from app.ui.charts.dashboard import configure_pyqtgraph
+    from app.ui.compare.view import CompareWidget
+    from app.ui.charts.render import render_image
     from app.analysis.compare import load_comparison
     configure_pyqtgraph()
     refs = [RunRef(str(session_of(NAME, tmp_path))), RunRef(str(session_of("point-query-pg",
@@ -111,7 +111,7 @@ def test_compare_view_and_export_shade_the_outage(qtbot, tmp_path, outage):
     img = render_image(comp, "throughput", (1280, 720))
     img.save(str(tmp_path / "export-outage.png"))
     # the shaded stretch is at the outage's time on the exported chart's time axis
-    from app.ui.render import ChartScene
+    from app.ui.charts.render import ChartScene
     scene = ChartScene(comp, "throughput", (1280, 720))
     (plot,) = scene.plots
     assert _regions(plot) == [(pytest.approx(outage["first_error_t"], abs=1e-3),

@@ -25,7 +25,7 @@ def workdir():
 @pytest.fixture
 def make_plan_widget(qtbot, tmp_path, versus_home):
     from app.store.catalog import Catalog
-    from app.ui.plan_view import PlanWidget
+    from app.ui.plan.view import PlanWidget
     made = []
 
     def make():
@@ -162,7 +162,7 @@ def test_a_real_plan_on_postgresql_15_runs_skips_and_reorders(make_plan_widget, 
     w.table.clearSelection()
     assert [r.run_id for r in w.done_refs()] == [ids[0], ids[2]]
     # the Sessions list tells the plan's runs apart: position and the varying value
-    from app.ui.session_view import read_sessions
+    from app.ui.saved.session_view import read_sessions
     entry = next(e for e in read_sessions(tmp_path, [outcome.session_path])
                  if e.path == outcome.session_path)
     labels_ = [r.label for r in entry.runs]

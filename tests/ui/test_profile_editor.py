@@ -8,7 +8,7 @@ from app.store import paths
 @pytest.fixture
 def make_editor(qtbot, tmp_path, versus_home):
     from app.store.catalog import Catalog
-    from app.ui.profile_editor import ProfileEditorDialog
+    from app.ui.profiles.editor import ProfileEditorDialog
     made = []
 
     def make():
@@ -126,7 +126,7 @@ def test_check_against_postgresql_15_marks_unknown_names_and_rejected_values(mak
 
 
 def test_the_profiles_action_opens_the_editor_from_the_main_window(make_window, qtbot):
-    from app.ui.profile_editor import ProfileEditorDialog
+    from app.ui.profiles.editor import ProfileEditorDialog
     w = make_window()
     menu_texts = [a.text() for m in w.menuBar().actions() for a in m.menu().actions()]
     assert "Server &Profiles…" in menu_texts

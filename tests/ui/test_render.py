@@ -23,7 +23,7 @@ def comp(tmp_path, qapp):
 
 def test_png_has_the_asked_size_and_hidpi_scale(comp):
     from PySide6.QtGui import QImage
-    from app.ui.render import render_png_bytes
+    from app.ui.charts.render import render_png_bytes
     for size, scale, want in (((1920, 1080), 1.0, (1920, 1080)),
                               ((1280, 720), 1.0, (1280, 720)),
                               ((1280, 720), 2.0, (2560, 1440)),
@@ -34,7 +34,7 @@ def test_png_has_the_asked_size_and_hidpi_scale(comp):
 
 def test_png_shows_both_runs_in_their_colours(comp):
     from PySide6.QtGui import QColor
-    from app.ui.render import render_image
+    from app.ui.charts.render import render_image
     img = render_image(comp, "throughput", (1280, 720))
     seen = {img.pixelColor(x, y).name() for x in range(0, 1280, 2) for y in range(0, 720, 2)}
 
@@ -46,7 +46,7 @@ def test_png_shows_both_runs_in_their_colours(comp):
 
 
 def test_every_chart_renders(comp):
-    from app.ui.render import render_image
+    from app.ui.charts.render import render_image
     for name in CHARTS:
         img = render_image(comp, name, (640, 360))
         assert img.width() == 640
@@ -55,7 +55,7 @@ def test_every_chart_renders(comp):
 def test_svg_parses_and_renders(comp, tmp_path):
     from PySide6.QtGui import QImage, QPainter, QColor
     from PySide6.QtSvg import QSvgRenderer
-    from app.ui.render import render_to_file
+    from app.ui.charts.render import render_to_file
     out = render_to_file(comp, "latency", tmp_path / "lat.svg", size=(1280, 720))
     root = ET.parse(out).getroot()
     assert root.tag.endswith("svg")
@@ -76,7 +76,7 @@ def test_svg_parses_and_renders(comp, tmp_path):
 @pytest.mark.skipif(not shutil.which("pdftoppm"), reason="needs poppler-utils")
 def test_pdf_renders_with_pdftoppm(comp, tmp_path):
     from PySide6.QtGui import QImage
-    from app.ui.render import render_to_file
+    from app.ui.charts.render import render_to_file
     pdf = render_to_file(comp, "cpu", tmp_path / "cpu.pdf", size=(1920, 1080))
     assert pdf.read_bytes().startswith(b"%PDF")
     r = subprocess.run(["pdftoppm", "-png", "-r", "48", "-singlefile", str(pdf),
@@ -90,7 +90,7 @@ def test_pdf_renders_with_pdftoppm(comp, tmp_path):
 def test_deck_of_a_comparison(comp, tmp_path):
     from pptx import Presentation
     from app.store.export import write_deck
-    from app.ui.render import render_png_bytes
+    from app.ui.charts.render import render_png_bytes
     charts = [(c, render_png_bytes(comp, c, (1280, 720))) for c in ("throughput", "latency",
                                                                    "cpu")]
     tables = comp.tables(0)
@@ -102,7 +102,7 @@ def test_deck_of_a_comparison(comp, tmp_path):
 
 def test_bad_sizes_and_formats(comp, tmp_path):
     from app.store.export import ExportError
-    from app.ui.render import parse_size, render_to_file
+    from app.ui.charts.render import parse_size, render_to_file
     assert parse_size("1280x720") == (1280, 720) and parse_size("640×480") == (640, 480)
     for bad in ("big", "0x10", "1920", "99999x10"):
         with pytest.raises(ValueError, match="WIDTHxHEIGHT"):

@@ -10,8 +10,8 @@ from tests.recorded import build_run
 
 @pytest.fixture
 def view(qtbot, tmp_path):
-    from app.ui.charts import configure_pyqtgraph
-    from app.ui.compare_view import CompareWidget
+    from app.ui.charts.dashboard import configure_pyqtgraph
+    from app.ui.compare.view import CompareWidget
     configure_pyqtgraph()
     a = build_run(tmp_path / "a.versus", "ra", rate=1000, p95=2.0, idle=50, seconds=60)
     b = build_run(tmp_path / "b.versus", "rb", rate=1300, p95=1.5, idle=40, seconds=60)

@@ -5,7 +5,7 @@ columns that do not sum to 100 %)."""
 import pytest
 
 from app.store.session import SessionFile
-from app.ui.session_view import SUMMARY_COLUMNS, load_run
+from app.ui.saved.session_view import SUMMARY_COLUMNS, load_run
 from tests.recorded import record_pg_sessions
 
 
@@ -20,7 +20,7 @@ def col(name):
 
 
 def test_saved_run_shows_server_version_and_counter_cross_check(real_run, qtbot):
-    from app.ui.session_view import SessionViewWidget
+    from app.ui.saved.session_view import SessionViewWidget
     with SessionFile(real_run, readonly=True) as s:
         run_id = s.runs()[0].id
         events = s.events(run_id)
@@ -57,7 +57,7 @@ def test_saved_run_shows_server_version_and_counter_cross_check(real_run, qtbot)
 def test_saved_run_says_which_virtual_user_was_lost_when_and_why(pg_db, tmp_path, versus_home,
                                                                  qtbot):
     """A real run that lost one of its two virtual users (killed by PID) and went on."""
-    from app.ui.session_view import SessionViewWidget
+    from app.ui.saved.session_view import SessionViewWidget
     from tests.workloads.test_lost_clients import run_losing_a_client
     out = tmp_path / "lost.versus"
     r, rid = run_losing_a_client(pg_db, out)

@@ -8,7 +8,7 @@ import threading
 from PySide6.QtCore import QObject, QThread, Signal, Slot
 
 from app.model.series import SeriesStore
-from app.ui.run_worker import RunWorker, start_worker_thread
+from app.ui.live.run_worker import RunWorker, start_worker_thread
 
 from .stream import ReplayController, recorded_run
 

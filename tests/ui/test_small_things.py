@@ -45,7 +45,7 @@ def test_empty_sessions_list_says_what_to_do(make_window, qtbot):
 
 
 def test_ctrl_e_in_the_settings_filter_exports_the_chart(qtbot, tmp_path):
-    from app.ui.compare_view import CompareWidget
+    from app.ui.compare.view import CompareWidget
     a = build_run(tmp_path / "a.versus", "ra", rate=1000, p95=2.0, idle=50)
     v = CompareWidget(export_dir=tmp_path)
     qtbot.addWidget(v)
@@ -64,7 +64,7 @@ def test_ctrl_e_in_the_settings_filter_exports_the_chart(qtbot, tmp_path):
 
 
 def test_export_dialog_remembers_folder_format_and_layout(make_window, qtbot, tmp_path):
-    from app.ui.export_dialog import ChartExportDialog
+    from app.ui.compare.export_dialog import ChartExportDialog
     sessions = tmp_path / "sessions"
     sessions.mkdir(exist_ok=True)
     out = tmp_path / "slides"
@@ -104,7 +104,7 @@ def test_target_dialog_refuses_a_plaintext_keyring(make_window, qtbot, monkeypat
     before = keyring.get_keyring()
     keyring.set_keyring(PlaintextKeyring())
     try:
-        from app.ui.target_dialog import TargetDialog
+        from app.ui.dialogs.target import TargetDialog
         w = make_window()
         w.actions["add_target"].trigger()
         dlg = next(d for d in w._dialogs if isinstance(d, TargetDialog))
@@ -173,7 +173,7 @@ def test_server_perf_counters_are_off_unless_the_box_is_ticked(make_window, qtbo
 
 def test_f1_lists_every_declared_shortcut(make_window, qtbot):
     from PySide6.QtGui import QKeySequence
-    from app.ui.actions import ACTIONS
+    from app.ui.common.actions import ACTIONS
     w = make_window()
     assert w.actions["shortcuts"].shortcut().toString() == "F1"
     w.actions["shortcuts"].trigger()

@@ -7,7 +7,7 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.model.runset import BETTER, CLASS_COLOURS, SAME, WORSE, RunRef
-from app.ui.suite_matrix import CLASS_ROLE, PHASE_ROLE, StepChartsWindow
+from app.ui.compare.suite_matrix import CLASS_ROLE, PHASE_ROLE, StepChartsWindow
 from tests.recorded import build_run
 
 from .test_compare_view import LOAD_MS, open_view  # noqa: F401  (fixture)

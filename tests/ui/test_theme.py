@@ -16,13 +16,13 @@ from tests.recorded import build_run
 @pytest.fixture
 def light_after():
     yield
-    from app.ui import theme
+    from app.ui.common import theme
     theme.apply(QApplication.instance(), "light")
 
 
 def test_dark_theme_on_screen_light_slides(make_window, qtbot, tmp_path, light_after):
-    from app.ui import theme
-    from app.ui.render import render_image
+    from app.ui.common import theme
+    from app.ui.charts.render import render_image
     from app.analysis.compare import load_comparison
     w = make_window()
     w.actions["theme_dark"].trigger()
@@ -51,7 +51,7 @@ def test_dark_theme_on_screen_light_slides(make_window, qtbot, tmp_path, light_a
 
 
 def test_system_theme_follows_the_desktop(monkeypatch):
-    from app.ui import theme
+    from app.ui.common import theme
     monkeypatch.setattr(theme, "system_is_dark", lambda: True)
     assert theme.resolve("system") == "dark" and theme.resolve("light") == "light"
     monkeypatch.setattr(theme, "system_is_dark", lambda: False)
@@ -63,8 +63,8 @@ import sys, tempfile
 from pathlib import Path
 from PySide6.QtWidgets import QApplication
 app = QApplication([])
-from app.ui.charts import configure_pyqtgraph; configure_pyqtgraph()
-from app.ui.compare_view import CompareWidget
+from app.ui.charts.dashboard import configure_pyqtgraph; configure_pyqtgraph()
+from app.ui.compare.view import CompareWidget
 from app.model.runset import RunRef
 from tests.recorded import build_run
 d = Path(tempfile.mkdtemp())

@@ -162,7 +162,7 @@ def test_short_real_run_meets_the_contract(request, name, dialect, tmp_path, ver
     # every chart this run has renders (not in the Qt-free job: charts are drawn with Qt)
     if importlib.util.find_spec("PySide6") is not None:
         from PySide6.QtWidgets import QApplication
-        from app.ui.render import render_png_bytes
+        from app.ui.charts.render import render_png_bytes
         QApplication.instance() or QApplication([])
         charts = comp.charts()
         assert charts and "throughput" in charts

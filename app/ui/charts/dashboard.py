@@ -19,9 +19,9 @@ from app.model.series import SeriesStore
 from workloads.params import WorkloadSpec
 from workloads.registry import WORKLOADS
 
-from .axes import ElapsedAxis, ValueAxis, outage_region
-from . import theme
-from .crosshair import Crosshair
+from app.ui.charts.axes import ElapsedAxis, ValueAxis, outage_region
+from app.ui.common import theme
+from app.ui.charts.crosshair import Crosshair
 
 # Colour-blind-safe palette (Okabe–Ito), readable on white.
 BLUE, ORANGE, GREEN, RED, PURPLE, GREY, SKY = (

@@ -1,4 +1,4 @@
-"""Light and dark themes for the screen (slides and exports stay light: app.ui.render draws
+"""Light and dark themes for the screen (slides and exports stay light: app.ui.charts.render draws
 them in its own slide colours, whatever the screen shows).
 
     name = resolve("system")        # "light" or "dark", following the desktop

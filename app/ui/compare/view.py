@@ -34,16 +34,16 @@ from app.analysis.compare import CompareError, Comparison, load_comparison, load
 from app.analysis.metrics import CHARTS
 from app.model.runset import RUN_COLOURS, RunRef
 
-from .actions import COMPARE_ACTIONS, build_actions, keep_shortcuts
-from .compare_export import CompareExports
-from .compare_panes import ComparePanes
-from .compare_tables import (CLASS_ROLE, CompareTablesWidget, MatrixTableModel,  # noqa: F401
+from app.ui.common.actions import COMPARE_ACTIONS, build_actions, keep_shortcuts
+from app.ui.compare.exports import CompareExports
+from app.ui.compare.panes import ComparePanes
+from app.ui.compare.tables import (CLASS_ROLE, CompareTablesWidget, MatrixTableModel,  # noqa: F401
                              RatioTableModel, ValuesPanel, swatch)
-from .render import FORMATS
-from .replay import ReplayBar, ReplayClock
-from .session_tree import SessionTreeWidget, ref_key, refs_from_mime, runs_mime  # noqa: F401
-from .suite_matrix import StepChartsWindow
-from .tasks import TaskRunner
+from app.ui.charts.render import FORMATS
+from app.ui.compare.replay import ReplayBar, ReplayClock
+from app.ui.sessions.tree import SessionTreeWidget, ref_key, refs_from_mime, runs_mime  # noqa: F401
+from app.ui.compare.suite_matrix import StepChartsWindow
+from app.ui.common.tasks import TaskRunner
 
 LIVE_MS = 2000                # a live run is re-read this often
 REFREEZE_MS = 120             # after a zoom or resize, the replay picture is taken again
@@ -68,7 +68,7 @@ class CompareWidget(QWidget):
         self.comp: Comparison | None = None
         self.refs: list[RunRef] = []
         self.mode = "overlay"
-        self.settings = settings          # app.ui.settings.Settings: export choices kept
+        self.settings = settings          # app.ui.common.settings.Settings: export choices kept
         self.default_export_dir = Path(export_dir or Path.home())
         self._colours: dict[tuple, str] = {}
         self._damaged_told: set[str] = set()    # damaged rows already named (live reloads)

@@ -22,7 +22,7 @@ from app.analysis.metrics import CHARTS
 from app.store.export import (ExportError, check_writable, series_csv, tables_text, to_json,
                               write_bytes, write_deck)
 
-from .render import FORMATS, render_bytes
+from app.ui.charts.render import FORMATS, render_bytes
 
 
 class CompareExports(QObject):
@@ -50,7 +50,7 @@ class CompareExports(QObject):
         a["export_deck"].triggered.connect(lambda: self._ask_and_export("deck", "pptx"))
 
     def _on_export_chart_action_triggered(self) -> None:
-        from .export_dialog import ChartExportDialog
+        from app.ui.compare.export_dialog import ChartExportDialog
         v, s = self.view, self.view.settings
         if v.comp is None:
             return
@@ -137,7 +137,7 @@ class CompareExports(QObject):
         self._write(path, data)
 
     def copy_chart(self, chart: str, size: tuple[int, int] = (1920, 1080)) -> None:
-        from .render import copy_to_clipboard
+        from app.ui.charts.render import copy_to_clipboard
         v = self.view
         if v.comp is not None:
             copy_to_clipboard(v.comp, chart, size, mode=v.mode, time_range=v.panes.x_view(),

@@ -21,10 +21,10 @@ from app.model.runset import CLASS_COLOURS, CLASS_TEXT, Table
 from app.model.scale import fmt_clock
 from app.store.export import table_csv, table_html, table_markdown
 
-from .suite_matrix import SuiteMatrixWidget
-from .table_view import table_view
-from .compare_settings import SettingsDiffTableModel, SettingsPage
-from .tasks import TaskRunner
+from app.ui.compare.suite_matrix import SuiteMatrixWidget
+from app.ui.common.table_view import table_view
+from app.ui.compare.settings_tab import SettingsDiffTableModel, SettingsPage
+from app.ui.common.tasks import TaskRunner
 
 CLASS_ROLE = Qt.ItemDataRole.UserRole + 1     # a ratio cell's class: better, worse, same, n/a
 # The ratio colours as a key of three chips, not a sentence.

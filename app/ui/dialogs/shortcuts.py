@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QHeaderView,
                                QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget)
 
-from .actions import shortcut_rows
+from app.ui.common.actions import shortcut_rows
 
 
 class ShortcutsDialog(QDialog):

@@ -17,11 +17,11 @@ from PySide6.QtCore import Qt
 from app.analysis import cpu, flame
 from app.model.runset import Table
 
-from .compare_tables import RatioTableModel
-from .table_view import table_view
-from .cpu_charts import (CounterChooserWidget, CpuGroupsWidget, comparison_source,
+from app.ui.compare.tables import RatioTableModel
+from app.ui.common.table_view import table_view
+from app.ui.cpu.charts import (CounterChooserWidget, CpuGroupsWidget, comparison_source,
                          store_source)
-from .flamegraph import FlameGraphWidget
+from app.ui.cpu.flamegraph import FlameGraphWidget
 
 
 class TablesWidget(QWidget):

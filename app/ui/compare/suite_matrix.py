@@ -19,7 +19,7 @@ from app.analysis.matrix import SuiteMatrix, has_groups, metric_title, suite_mat
 from app.analysis.metrics import METRICS
 from app.model.runset import CLASS_COLOURS, CLASS_TEXT, EFFICIENCY_KEYS, RunRef, Table
 
-from .table_view import table_view
+from app.ui.common.table_view import table_view
 
 PHASE_ROLE = Qt.ItemDataRole.UserRole + 1
 RUN_ROLE = Qt.ItemDataRole.UserRole + 2

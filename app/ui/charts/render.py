@@ -34,7 +34,7 @@ from app.store.export import ExportError, check_writable, write_bytes
 
 from app.model.scale import log_range, phase_labels, value_range
 
-from .axes import ElapsedAxis, ValueAxis, outage_region
+from app.ui.charts.axes import ElapsedAxis, ValueAxis, outage_region
 
 FORMATS = ("png", "svg", "pdf")
 SIZES = {"1920x1080": (1920, 1080), "1280x720": (1280, 720), "3840x2160": (3840, 2160)}

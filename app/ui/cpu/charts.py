@@ -19,10 +19,10 @@ from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QSplitter, QTreeW
 
 from app.analysis.cpu import PREFIX, group_sort_key, group_title
 
-from . import theme
-from .axes import ElapsedAxis, ValueAxis
-from .charts import configure_pyqtgraph
-from .crosshair import Crosshair
+from app.ui.common import theme
+from app.ui.charts.axes import ElapsedAxis, ValueAxis
+from app.ui.charts.dashboard import configure_pyqtgraph
+from app.ui.charts.crosshair import Crosshair
 
 # server work in blues/greens (foreground darkest), the driver purple, the rest greys
 GROUP_COLOURS = {

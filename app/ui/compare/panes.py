@@ -25,10 +25,10 @@ from app.analysis.metrics import CHARTS, METRICS
 from app.model.runset import short_title
 from app.model.scale import log_range, phase_labels, value_range
 
-from . import theme
-from .axes import ElapsedAxis, ValueAxis, outage_region
-from .crosshair import Crosshair
-from .replay import ReplayOverlay
+from app.ui.common import theme
+from app.ui.charts.axes import ElapsedAxis, ValueAxis, outage_region
+from app.ui.charts.crosshair import Crosshair
+from app.ui.compare.replay import ReplayOverlay
 
 AXIS_WIDTH = 64               # same width everywhere, so linked panes line up to the pixel
 _DASH = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine,

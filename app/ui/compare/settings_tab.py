@@ -19,7 +19,7 @@ from app.analysis.settings_diff import (INSTANCE_SETTINGS, SettingDiff, diff_set
                                         report_from_events)
 from app.store.session import SessionFile
 
-from .tasks import TaskRunner
+from app.ui.common.tasks import TaskRunner
 
 VERSION_ROW = "server version"
 SAME_TEXT = "#57606a"

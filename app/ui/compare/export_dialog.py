@@ -1,6 +1,6 @@
 """The chart export dialog of the Compare view: which chart, format, size, scale, file.
 
-It only gathers choices; the Compare view renders (app.ui.render) and writes in the
+It only gathers choices; the Compare view renders (app.ui.charts.render) and writes in the
 background. PNG sizes: 1920×1080 (slides), 1280×720, 3840×2160, or a custom size; the HiDPI
 scale multiplies the pixels, not the layout.
 """

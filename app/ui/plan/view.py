@@ -25,8 +25,8 @@ from app.model.plan import (FINAL_STATES, Plan, PlanError, PlannedRun, PlanState
                             parse_plan)
 from workloads.registry import WORKLOADS, get as get_workload
 
-from .run_worker import start_worker_thread
-from .tasks import TaskRunner
+from app.ui.live.run_worker import start_worker_thread
+from app.ui.common.tasks import TaskRunner
 
 ROLE = Qt.ItemDataRole.UserRole
 STATE_COLOURS = {"waiting": ("#57606a", None), "loading": ("#9a6700", "#fff8c5"),

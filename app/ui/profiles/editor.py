@@ -27,7 +27,7 @@ from app.model.profile import ENGINES, Profile, ProfileError
 from app.store import profiles as store
 from workloads import profiles as render_mod
 
-from .tasks import TaskRunner
+from app.ui.common.tasks import TaskRunner
 
 ENGINE_LABELS = {"postgres": "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB"}
 ROLE = Qt.ItemDataRole.UserRole

@@ -9,8 +9,8 @@ from PySide6.QtWidgets import (QComboBox, QDialog, QDialogButtonBox, QFormLayout
 from app.model.text import as_sentence
 from app.model.config import DEFAULT_PORTS, ENGINES, TargetConfig
 
-from .host_key import ask_host_key
-from .tasks import TaskRunner
+from app.ui.dialogs.host_key import ask_host_key
+from app.ui.common.tasks import TaskRunner
 
 ENGINE_LABELS = {"postgres": "PostgreSQL", "mysql": "MySQL", "mariadb": "MariaDB"}
 

@@ -19,10 +19,10 @@ from app.analysis.results import ResultValue, new_store, result_parts
 from app.analysis.compare import step_table_cells
 from app.model.series import SeriesStore
 
-from .charts import DashboardWidget
-from .cpu_panel import CpuPanelWidget
-from .headline import HeadlineStripWidget
-from .vu_table import VirtualUserTableModel, VirtualUserTableView
+from app.ui.charts.dashboard import DashboardWidget
+from app.ui.cpu.panel import CpuPanelWidget
+from app.ui.charts.headline import HeadlineStripWidget
+from app.ui.live.vu_table import VirtualUserTableModel, VirtualUserTableView
 
 
 # --- worker-side functions (no widgets) ------------------------------------------------------

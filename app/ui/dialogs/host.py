@@ -12,8 +12,8 @@ from PySide6.QtWidgets import (QAbstractItemView, QComboBox, QDialog, QDialogBut
 from app.model.text import as_sentence
 from app.model.config import HostConfig
 
-from .host_key import ask_host_key
-from .tasks import TaskRunner
+from app.ui.dialogs.host_key import ask_host_key
+from app.ui.common.tasks import TaskRunner
 
 AUTH_CHOICES = (("agent", "SSH agent"), ("key", "Key file"), ("password", "Password"))
 
