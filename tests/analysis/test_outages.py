@@ -90,7 +90,7 @@ def test_show_prints_the_outage_in_text_and_json(tmp_path, versus_home):
 
 def test_run_progress_prints_the_outage_as_it_starts_and_ends():
     import io
-    from app.console import Progress
+    from app.cli.console import Progress
     out = io.StringIO()
     Progress(out, None)("run", load(NAME))
     lines = [ln for ln in out.getvalue().splitlines() if "outage 1" in ln]

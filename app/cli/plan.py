@@ -26,7 +26,7 @@ from app.model.profile import ProfileError
 from app.store.catalog import Catalog, CatalogError
 from app.store.session import SessionError, SessionFile
 
-from .remote.errors import RemoteError
+from app.remote.errors import RemoteError
 
 
 def _fail(msg: str, code: int = 2) -> int:
@@ -74,7 +74,7 @@ class _StatePrinter:
 
 def cmd_plan(a) -> int:
     from .console import Progress
-    from .remote.plans import PlanController, list_plans
+    from app.remote.plans import PlanController, list_plans
     catalog = Catalog()
     out = sys.stderr if getattr(a, "json", False) else sys.stdout
 
@@ -207,7 +207,7 @@ def cmd_profile(a) -> int:
 
 
 def _apply_profile(p, a) -> int:
-    from .remote.profile_check import apply_profile_on_target
+    from app.remote.profile_check import apply_profile_on_target
     if a.restart and not a.restart_command:
         return _fail("--restart runs the command given with --restart-command; give one")
     out = apply_profile_on_target(p, a.target, Catalog(), a.host, a.clients or 16,

@@ -21,9 +21,9 @@ from workloads.params import ParamError
 from workloads.registry import WORKLOADS, UnknownWorkload, get as get_workload
 
 from .console import Progress, fail as _fail
-from .remote.errors import RemoteError, UnknownHostKey
-from .remote.runner import RunController, RunRequest
-from .remote.secrets import KeyringUnavailable
+from app.remote.errors import RemoteError, UnknownHostKey
+from app.remote.runner import RunController, RunRequest
+from app.remote.secrets import KeyringUnavailable
 
 
 def _exit_code(status: str, skipped: int = 0) -> int:
@@ -54,7 +54,7 @@ def _on_signals(first, out, message: str) -> None:
 def _offer_attach(path: Path, out) -> int | None:
     """Before a run goes into an existing session file: its open runs, and on a terminal the
     offer to bring them in first. Returns an exit code when the user's answer ends here."""
-    from .remote.attach import find_open_runs
+    from app.remote.attach import find_open_runs
     try:
         runs = find_open_runs([path])
     except SessionError:
@@ -149,7 +149,7 @@ def cmd_run(a) -> int:
 
 def _attach(groups, out, a) -> int:
     """Bring in the open runs; the exit code of the worst outcome."""
-    from .remote.attach import Attacher
+    from app.remote.attach import Attacher
     att = Attacher(Catalog(), on_events=Progress(out, None),
                    on_status=lambda m: print(f"         {m}", file=out, flush=True),
                    accept_host_key=getattr(a, "accept_host_key", None),
@@ -181,7 +181,7 @@ def _attach(groups, out, a) -> int:
 
 def cmd_attach(a) -> int:
     """versus attach [SESSION] [--host H]: bring in the rest of open runs."""
-    from .remote.attach import find_open_runs, find_open_runs_in_folder, host_runs_not_in
+    from app.remote.attach import find_open_runs, find_open_runs_in_folder, host_runs_not_in
     try:
         if a.session:
             path = Path(a.session)
@@ -238,7 +238,7 @@ def _run_json(session: SessionFile, rec) -> dict:
 
 
 def cmd_show(a) -> int:
-    from .remote.follow import open_runs
+    from app.remote.follow import open_runs
     try:
         with SessionFile(a.file) as s:
             runs = [_run_json(s, r) for r in s.runs()]
@@ -373,9 +373,9 @@ def cmd_workloads(a) -> int:
 
 def cmd_host(a) -> int:
     from app.model.config import HostConfig
-    from .remote.facts import format_facts, gather_facts
-    from .remote.hosts import open_transport, resolve_host
-    from .remote.runner import agent_python
+    from app.remote.facts import format_facts, gather_facts
+    from app.remote.hosts import open_transport, resolve_host
+    from app.remote.runner import agent_python
     catalog = Catalog()
     try:
         if a.action == "list":
@@ -383,7 +383,7 @@ def cmd_host(a) -> int:
                 print(f"{h.name:<20} {h.title}  auth={h.auth} python={h.python}")
             return 0
         if a.action == "remove":
-            from .remote.hosts import remove_host
+            from app.remote.hosts import remove_host
             if catalog.host(a.name) is None:
                 return _fail(f"there is no saved host {a.name!r} (see 'versus host list')")
             remove_host(catalog, a.name)
@@ -396,7 +396,7 @@ def cmd_host(a) -> int:
                 return _fail(problem)
             auth = "key" if a.key else "password" if a.password_stdin else "agent"
             if a.password_stdin:           # into the keyring first: refused, nothing is saved
-                from .remote.secrets import set_secret
+                from app.remote.secrets import set_secret
                 set_secret("host", a.name, sys.stdin.readline().rstrip("\n"))
             catalog.save_host(HostConfig(name=a.name, address=a.address, port=a.port,
                                          user=a.user or "", auth=auth, key_file=a.key or "",
@@ -406,7 +406,7 @@ def cmd_host(a) -> int:
         host = resolve_host(a.name, catalog)
         t = open_transport(host, a.accept_host_key)
         try:
-            from .remote.agentctl import AgentControl
+            from app.remote.agentctl import AgentControl
             if a.action == "facts":
                 facts = gather_facts(t, python=AgentControl(t, agent_python(host)).python)
                 if a.json:
@@ -438,7 +438,7 @@ def cmd_host(a) -> int:
 def _clean_host(ctl, host, a) -> int:
     if a.older_than < 0:
         return _fail("--older-than takes a number of days, 0 or more")
-    from .remote.attach import find_open_runs_in_folder
+    from app.remote.attach import find_open_runs_in_folder
     ctl.deploy()
     open_here, _ = find_open_runs_in_folder(a.name)
     keep = [o.run.id for o in open_here]
@@ -473,7 +473,7 @@ def _clean_host(ctl, host, a) -> int:
 
 
 def cmd_target(a) -> int:
-    from .remote.runner import check_target, resolve_target
+    from app.remote.runner import check_target, resolve_target
     catalog = Catalog()
     try:
         if a.action == "list":
@@ -481,7 +481,7 @@ def cmd_target(a) -> int:
                 print(f"{t.name:<20} {t.title} on host {t.host}")
             return 0
         if a.action == "remove":
-            from .remote.hosts import remove_target
+            from app.remote.hosts import remove_target
             if catalog.target(a.name) is None:
                 return _fail(f"there is no saved target {a.name!r} (see 'versus target list')")
             remove_target(catalog, a.name)
@@ -491,7 +491,7 @@ def cmd_target(a) -> int:
             t = resolve_target(a.url, catalog)
             t.name, t.host = a.name, a.host
             if a.password_stdin:           # into the keyring first: refused, nothing is saved
-                from .remote.secrets import set_secret
+                from app.remote.secrets import set_secret
                 set_secret("target", a.name, sys.stdin.readline().rstrip("\n"))
             catalog.save_target(t)
             print(f"saved target {a.name}")
@@ -592,9 +592,9 @@ def cmd_import(a) -> int:
 
 def cmd_check(a) -> int:
     """versus check WORKLOAD TARGET: the workload's consistency check, run on the host."""
-    from .remote.agentctl import AgentControl
-    from .remote.hosts import open_transport, resolve_host
-    from .remote.runner import _embedded_target, agent_python, resolve_target, target_password
+    from app.remote.agentctl import AgentControl
+    from app.remote.hosts import open_transport, resolve_host
+    from app.remote.runner import _embedded_target, agent_python, resolve_target, target_password
     try:
         catalog = Catalog()
         host = resolve_host(a.host, catalog)
@@ -751,7 +751,7 @@ def build_parser() -> argparse.ArgumentParser:
     w = sub.add_parser("workloads", help="workloads and their parameters")
     w.add_argument("--json", action="store_true")
     w.set_defaults(func=cmd_workloads)
-    from .plan_cli import add_parsers as add_plan_parsers   # plan, profile, settings
+    from .plan import add_parsers as add_plan_parsers   # plan, profile, settings
     add_plan_parsers(sub)
     return ap
 
@@ -760,6 +760,3 @@ def main(argv: list[str] | None = None) -> int:
     a = build_parser().parse_args(argv)
     return a.func(a)
 
-
-if __name__ == "__main__":
-    sys.exit(main())
