@@ -142,7 +142,9 @@ def test_a_real_plan_on_postgresql_15_runs_skips_and_reorders(make_plan_widget, 
     assert "done" in w.status_label.text()
     assert outcome.session_path == tmp_path / "plan.versus"
     assert not w.cancel_button.isEnabled() and not w.start_button.isEnabled()
-    assert w.build_button.isEnabled() and w.attach_button.isEnabled()
+    # the plan's thread may still be winding down just after plan_ended
+    qtbot.waitUntil(lambda: w.build_button.isEnabled() and w.attach_button.isEnabled(),
+                    timeout=15_000)
     # each done run shows its headline result (QPS), read from the session
     col = w.model.COLUMNS.index("Result")
     qtbot.waitUntil(lambda: all(w.model.data(w.model.index(i, col)).endswith("QPS")
