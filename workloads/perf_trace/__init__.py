@@ -6,16 +6,24 @@ host has hardware counters the steps give IPC and branch / L1-icache / LLC misse
 thousand instructions, as the tracing studies tabulate them per query type; everywhere they
 give the server's CPU time and context switches per query (software events).
 """
-from ..params import MetricSpec, Param, PhaseSpec, WorkloadSpec
+from ..params import MetricSpec, Param, ParamError, PhaseSpec, WorkloadSpec
 
 KINDS = ("select", "aggregate", "update")
 
 
 def cells(values: dict) -> list[tuple[str, int]]:
-    """(query type, rows per query) in run order; the parameters are checked by the runner."""
-    kinds = [k.strip() for k in str(values.get("queries", "")).split(",") if k.strip()]
-    rows = [int(r) for r in str(values.get("rows", "")).split(",") if r.strip().isdigit()]
+    """(query type, rows per query) in run order, from the resolved parameters."""
+    kinds = [k for k in str(values.get("queries", "")).split(",") if k]
+    rows = [int(r) for r in str(values.get("rows", "")).split(",") if r]
     return [(k, r) for k in kinds for r in rows]
+
+
+def validate(values: dict) -> None:
+    """Rows per query fit in the table (each parameter is checked by its declaration)."""
+    too_big = [r for _, r in cells(values) if r > values["table-size"]]
+    if too_big:
+        raise ParamError(f"rows per query must be at most table-size ({values['table-size']}), "
+                         f"not {too_big[0]}")
 
 
 def phase_name(kind: str, rows: int) -> str:
@@ -34,11 +42,11 @@ SPEC = WorkloadSpec(
                 "under perf stat: IPC and cache misses per thousand instructions where the "
                 "host has hardware counters; CPU time and context switches per query always.",
     params=(
-        Param("queries", "str", ",".join(KINDS), "Query types, comma-separated: select (SELECT "
-              "c … WHERE id BETWEEN), aggregate (SELECT sum(k) … BETWEEN), update (UPDATE … "
-              "SET k = k + 1 … BETWEEN)."),
-        Param("rows", "str", "1,10,100,1000", "Rows per query, comma-separated (1 is a point "
-              "query).", unit="rows"),
+        Param("queries", "choice-list", ",".join(KINDS), "Query types, comma-separated: "
+              "select (SELECT c … WHERE id BETWEEN), aggregate (SELECT sum(k) … BETWEEN), "
+              "update (UPDATE … SET k = k + 1 … BETWEEN).", choices=KINDS),
+        Param("rows", "int-list", "1,10,100,1000", "Rows per query, comma-separated (1 is a "
+              "point query); each at most table-size.", min=1, max=1_000_000_000, unit="rows"),
         Param("table-size", "int", 100_000, "Rows in sbtest1.", min=1, max=1_000_000_000,
               unit="rows", group="schema"),
         Param("clients", "int", 1, "Concurrent clients, one process each.", min=1, max=1024),
@@ -50,6 +58,7 @@ SPEC = WorkloadSpec(
     dialects=("postgres", "mysql"),
     phases=(PhaseSpec("prepare", "load", unit="rows/s"),),
     phase_plan=phase_plan,
+    validate=validate,
     metrics=(
         MetricSpec("qps", "QPS", "QPS", summary="rate", series="throughput",
                    source="client count: queries completed by the clients / step time",

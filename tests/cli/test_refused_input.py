@@ -1,0 +1,27 @@
+"""Bad input is refused on the laptop before anything starts: exit 2, one sentence, no run
+recorded (README: "2 bad input (nothing started)")."""
+import pytest
+
+from tests.dbs import versus
+
+
+def refused(tmp_path, *args: str) -> str:
+    """Run `versus run ARGS --out F`; assert exit 2, no traceback, no session file."""
+    out = tmp_path / "refused.versus"
+    r = versus("run", *args, "--out", str(out), timeout=120)
+    assert r.returncode == 2, r.stdout + r.stderr
+    assert "Traceback" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
+    assert not out.exists() and not list((tmp_path / "versus-home").rglob("*.versus"))
+    return r.stderr
+
+
+@pytest.mark.pg
+@pytest.mark.parametrize("sets, says", [
+    (["queries=select;x"], "queries takes some of select, aggregate, update"),
+    (["rows=1,abc"], "rows takes whole numbers separated by commas, not 'abc'"),
+    (["rows=500", "table-size=100"], "at most table-size (100), not 500"),
+])
+def test_perf_trace_parameters_by_their_declaration(tmp_path, versus_home, pg_db, sets, says):
+    args = [x for s in ["queries=select", "seconds=1", "table-size=100", *sets]
+            for x in ("--set", s)]
+    assert says in refused(tmp_path, "--target", pg_db, "--workload", "perf-trace", *args)
