@@ -82,3 +82,9 @@ class Progress:
 
     def _line(self, text: str) -> None:
         print(text, file=self.out, flush=True)
+
+
+def warn_damaged(damaged: list[str]) -> None:
+    """Damaged rows of a session file, skipped: one sentence each on stderr."""
+    for d in damaged:
+        print(f"versus: {d}", file=sys.stderr)
