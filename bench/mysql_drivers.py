@@ -155,7 +155,7 @@ def v_raw_vu_loop(conn):
 
 
 def _target(db):
-    from workloads.db import TargetInfo
+    from workloads.engine.sql.db import TargetInfo
     return TargetInfo("mariadb", MY["host"], MY["port"], MY["user"], db, MY["password"])
 
 

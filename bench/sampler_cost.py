@@ -24,7 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from workloads.counters import ServerCounters  # noqa: E402
-from workloads.db import TargetInfo  # noqa: E402
+from workloads.engine.sql.db import TargetInfo  # noqa: E402
 from workloads.procgroups import TICK, ProcGroups, locate_server, read_stat  # noqa: E402
 from workloads.sampler import read_proc  # noqa: E402
 

@@ -30,7 +30,7 @@ import time
 
 from . import events
 from .daemon import detach, pid_alive
-from .db import DatabaseError, SqlSession, TargetInfo
+from .engine.sql.db import DatabaseError, SqlSession, TargetInfo
 from .driver import AGENT_VERSION, Agent, Emitter, StopRun
 from .params import ParamError
 from .registry import UnknownWorkload, get

@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from . import events
 from .counters import ServerCounters, interval_counters
-from .db import ConnectionLost, DatabaseError, TargetInfo, pg_ended_backends, pg_report_stats
+from .engine.sql.db import ConnectionLost, DatabaseError, TargetInfo, pg_ended_backends, pg_report_stats
 from .outage import Outages, classify, run_reconnecting
 from .clientload import ClientWatch, PhaseClient
 from .perf import PerfCaps, PerfStat, Profile, probe

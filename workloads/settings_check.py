@@ -257,7 +257,7 @@ def check_text(engine: str, config: str, known: dict[str, dict],
 
 
 def main() -> int:
-    from .db import DatabaseError, SqlSession, TargetInfo
+    from .engine.sql.db import DatabaseError, SqlSession, TargetInfo
     req = json.loads(sys.stdin.readline() or "{}")
     password = sys.stdin.readline().rstrip("\n")
     try:

@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from workloads.db import SqlSession
+from workloads.engine.sql.db import SqlSession
 from workloads.managed import ManagedError, ManagedServer, inspect
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="PostgreSQL runs as nobody only "

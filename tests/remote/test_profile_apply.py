@@ -9,7 +9,7 @@ import tempfile
 
 import pytest
 
-from workloads.db import SqlSession
+from workloads.engine.sql.db import SqlSession
 from workloads.managed import ManagedServer, inspect
 from workloads.profile_apply import apply
 from workloads.profiles import host_context

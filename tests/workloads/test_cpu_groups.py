@@ -12,7 +12,7 @@ import time
 import pytest
 
 from tests.workloads.agentrun import PG15, local_target, managed_target, run_agent
-from workloads.db import SqlSession, TargetInfo
+from workloads.engine.sql.db import SqlSession, TargetInfo
 from workloads.procgroups import (BG_OTHER, DRIVER, FG, OTHER, TICK, ProcGroups, cap_other,
                                   is_local_address, locate_server, mysql_thread_group, pg_group,
                                   read_stat)

@@ -8,7 +8,7 @@ from collections import Counter
 
 import pytest
 
-from workloads.db import DatabaseError, TargetInfo
+from workloads.engine.sql.db import DatabaseError, TargetInfo
 from workloads.micro import fastloop, transactions
 from workloads.micro.values import id_picker, zipf_constants
 

@@ -7,7 +7,7 @@ import pymysql
 import pytest
 
 from tests.dbs import MY, unique
-from workloads.db import DatabaseError, TargetInfo
+from workloads.engine.sql.db import DatabaseError, TargetInfo
 from workloads.micro import libmariadb
 from workloads.micro.clients import LibmariadbClient, StatementFailed
 

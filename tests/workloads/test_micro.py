@@ -13,7 +13,7 @@ import pytest
 
 from app.store.session import SessionFile
 from tests.dbs import MY, PG, unique, versus
-from workloads.db import have_mariadb_connector, mysql_driver
+from workloads.engine.sql.db import have_mariadb_connector, mysql_driver
 from workloads.micro import libmariadb, suite
 
 ROOT = Path(__file__).resolve().parents[2]

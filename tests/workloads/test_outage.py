@@ -261,7 +261,7 @@ def test_terminated_backends_are_an_outage_with_reconnect(tmp_path, private_pg, 
                                                           params, phase, marker):
     """pg_terminate_backend on the virtual users' connections: with reconnect=on each one
     reconnects at once; an outage, not a lost client."""
-    from workloads.db import SqlSession
+    from workloads.engine.sql.db import SqlSession
     run = AgentRun(tmp_path, workload, {**params, "reconnect": True}, private_pg)
     try:
         wait_until(lambda: len(run.samples(phase)) >= 3 or run.proc.poll() is not None,

@@ -11,7 +11,7 @@ import pytest
 
 from tests.workloads.agentrun import local_target, run_agent
 from workloads.counters import ServerCounters, delta
-from workloads.db import (SqlSession, TargetInfo, connect_pg, pg_ended_backends,
+from workloads.engine.sql.db import (SqlSession, TargetInfo, connect_pg, pg_ended_backends,
                           pg_report_stats)
 from workloads.managed import ManagedServer, inspect
 

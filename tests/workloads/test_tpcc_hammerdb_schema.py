@@ -152,7 +152,7 @@ def _statements(text: str) -> list[str]:
 def _fill(engine: str, url: str) -> None:
     """One warehouse of TPC-C rows from Versus's own generator and bulk path, which name
     their columns, so HammerDB's column order does not matter."""
-    from workloads.db import BulkLoader, TargetInfo
+    from workloads.engine.sql.db import BulkLoader, TargetInfo
     from workloads.tpcc.load import _load_task
     server = PG if engine == "postgres" else MY
     conn = BulkLoader(TargetInfo(engine, server["host"], server["port"], server["user"],

@@ -9,7 +9,7 @@ import os
 import re
 import time
 
-from ..db import DatabaseError, SqlSession
+from ..engine.sql.db import DatabaseError, SqlSession
 from ..params import ParamError
 from ..toolrun import ToolMissing, ToolProcess, require
 from . import SPEC
@@ -104,7 +104,7 @@ def _hdb(agent, argv: list[str], env: dict[str, str]) -> ToolProcess:
 
 def _schema_state(agent, schema: str) -> tuple[int | None, int]:
     """(warehouses in HammerDB's schema or None, tables in that database)."""
-    from ..db import TargetInfo
+    from ..engine.sql.db import TargetInfo
     t = agent.target
     try:
         db = SqlSession(TargetInfo(t.engine, t.address, t.port, t.user, schema, t.password))

@@ -1,7 +1,7 @@
 """The insert benchmark's tables, rows and its first two steps.
 
 l.i0: each client streams its rows in primary-key order into its table on the engine's bulk
-path (workloads.db.BulkLoader: COPY on PostgreSQL, LOAD DATA LOCAL INFILE on MySQL/MariaDB,
+path (workloads.engine.sql.db.BulkLoader: COPY on PostgreSQL, LOAD DATA LOCAL INFILE on MySQL/MariaDB,
 multi-row INSERTs where the server refuses local files), `load-batch` rows per statement,
 each statement its own transaction. No session setting is relaxed: the load's speed is a
 result of the benchmark. l.x: the three secondary indexes, one table per thread, then
@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..db import BulkLoader, DatabaseError, SqlSession, TargetInfo
+from ..engine.sql.db import BulkLoader, DatabaseError, SqlSession, TargetInfo
 from ..events import bucket_of
 
 COLUMNS = "dateandtime, cashregisterid, customerid, productid, price, data"

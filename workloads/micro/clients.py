@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ..db import (DatabaseError, TargetInfo, _explain, connect_mariadb, connect_mysql_raw,
+from ..engine.sql.db import (DatabaseError, TargetInfo, _explain, connect_mariadb, connect_mysql_raw,
                   connect_pg, have_mariadb_connector, mysql_driver)
 from . import libmariadb
 

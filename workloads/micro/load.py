@@ -13,7 +13,7 @@ import random
 import time
 from pathlib import Path
 
-from ..db import SqlSession
+from ..engine.sql.db import SqlSession
 from .values import Strings
 
 BATCH = 5000

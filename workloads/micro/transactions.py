@@ -12,7 +12,7 @@ import time
 from typing import Callable
 
 from ..events import BUCKET_LUT, LUT_US, bucket_of
-from ..db import DatabaseError
+from ..engine.sql.db import DatabaseError
 from . import clients, fastloop, load, program, suite
 from .clients import StatementFailed
 from .suite import Test

@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools
 import time
 
-from ..db import DatabaseError, connect_mysql_raw, connect_pg, mysql_driver
+from ..engine.sql.db import DatabaseError, connect_mysql_raw, connect_pg, mysql_driver
 from ..micro.clients import MYSQL_LOST
 from ..events import bucket_of
 from ..micro import load

@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from ..db import DatabaseError, SqlSession
+from ..engine.sql.db import DatabaseError, SqlSession
 from ..toolrun import missing, require, SecretFile, ToolProcess
 from .parse import Parser, load_summary, sample_body, summary_body
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ..micro.load import table_matches
-from ..db import SqlSession
+from ..engine.sql.db import SqlSession
 from ..toolrun import missing, SecretFile, ToolProcess, require
 from .parse import Parser, sample_body, summary_body
 

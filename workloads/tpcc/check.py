@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 
-from ..db import SqlSession, TargetInfo, check_conditions, condition_lines
+from ..engine.sql.db import SqlSession, TargetInfo, check_conditions, condition_lines
 from . import load
 
 CONDITIONS = (

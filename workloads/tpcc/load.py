@@ -25,7 +25,7 @@ import signal
 import time
 from pathlib import Path
 
-from ..db import BulkLoader, DatabaseError, SqlSession, TargetInfo
+from ..engine.sql.db import BulkLoader, DatabaseError, SqlSession, TargetInfo
 from ..driver import die_with_parent
 
 ITEMS = 100_000

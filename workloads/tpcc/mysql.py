@@ -3,7 +3,7 @@ with multi-statements, values inlined as literals (all are numbers or generated 
 a client-side transaction costs one or two round trips."""
 from __future__ import annotations
 
-from ..db import mysql_driver
+from ..engine.sql.db import mysql_driver
 from .load import DISTRICTS
 from .mix import COMMIT, DLV, NO, OS, PAY, ROLLBACK, Retry, TxnError
 
@@ -117,7 +117,7 @@ class MyTxns:
                                            client_flag=CLIENT.MULTI_STATEMENTS
                                            | CLIENT.MULTI_RESULTS, **kw)
             except MySQLdb.Error as exc:
-                from ..db import _explain
+                from ..engine.sql.db import _explain
                 raise _explain(target, exc) from None
             self.conn.autocommit(True)
             self._multi = self._multi_mysqlclient
@@ -131,7 +131,7 @@ class MyTxns:
                                             client_flag=CLIENT.MULTI_STATEMENTS
                                             | CLIENT.MULTI_RESULTS, **kw)
             except pymysql.Error as exc:
-                from ..db import _explain
+                from ..engine.sql.db import _explain
                 raise _explain(target, exc) from None
             self.cur = self.conn.cursor()
             self._multi = self._multi_pymysql

@@ -3,7 +3,7 @@ with prepared statements; every batch of statements that does not need an earlie
 goes out in one round trip (BEGIN with the first statements, the last with COMMIT)."""
 from __future__ import annotations
 
-from ..db import DatabaseError, connect_pg
+from ..engine.sql.db import DatabaseError, connect_pg
 from .mix import COMMIT, DLV, NO, OS, PAY, ROLLBACK, Retry, TxnError
 
 

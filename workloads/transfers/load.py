@@ -4,7 +4,7 @@ Users 1..U, each with one token and accounts (u-1)·A+1 … u·A holding the ini
 Tokens are derived from a seed kept in tf_meta (md5 of seed:user), so clients compute them
 instead of holding every user's token in memory. The marker row says 'loading' until the
 last row is in, so an interrupted load is rebuilt by the next run and fails the check.
-Bulk path: workloads.db.BulkLoader (COPY, LOAD DATA LOCAL INFILE or multi-row INSERTs).
+Bulk path: workloads.engine.sql.db.BulkLoader (COPY, LOAD DATA LOCAL INFILE or multi-row INSERTs).
 """
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import secrets
 import time
 from pathlib import Path
 
-from ..db import BulkLoader, DatabaseError, SqlSession
+from ..engine.sql.db import BulkLoader, DatabaseError, SqlSession
 
 TABLES = ("tf_users", "tf_tokens", "tf_accounts", "tf_transfers", "tf_audit",
           "tf_balance_history")

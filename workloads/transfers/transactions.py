@@ -13,7 +13,7 @@ exactly once per transfer or rejection; deadlocks and serialization failures are
 (the server counts a rollback) and retried, up to 50 times. Each round trip's latency is a
 timing; the transfer's (all its attempts) is the operation's.
 
-Clients send SQL text through workloads.db.SqlText (one round trip per call); amounts and
+Clients send SQL text through workloads.engine.sql.db.SqlText (one round trip per call); amounts and
 ids are integers and tokens hex digits, put in as literals. A client makes no query before
 the phase starts, so the server's commit counter over the phase counts its transfers only.
 """
@@ -23,7 +23,7 @@ import collections
 import time
 from functools import partial
 
-from ..db import DatabaseError, SqlFailed, SqlText
+from ..engine.sql.db import DatabaseError, SqlFailed, SqlText
 from ..driver import StopRun
 from ..events import bucket_of
 from ..params import ParamError
