@@ -23,10 +23,10 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from workloads.counters import ServerCounters  # noqa: E402
+from workloads.engine.measure.counters import ServerCounters  # noqa: E402
 from workloads.engine.sql.db import TargetInfo  # noqa: E402
-from workloads.procgroups import TICK, ProcGroups, locate_server, read_stat  # noqa: E402
-from workloads.sampler import read_proc  # noqa: E402
+from workloads.engine.measure.procgroups import TICK, ProcGroups, locate_server, read_stat  # noqa: E402
+from workloads.engine.measure.sampler import read_proc  # noqa: E402
 
 TARGETS = {
     "postgres": TargetInfo("postgres", "127.0.0.1", 5432, "postgres", "postgres"),

@@ -34,7 +34,7 @@ from .engine.sql.db import DatabaseError, SqlSession, TargetInfo
 from .driver import AGENT_VERSION, Agent, Emitter, StopRun
 from .params import ParamError
 from .registry import UnknownWorkload, get
-from .sampler import host_facts
+from .engine.measure.sampler import host_facts
 
 SPOOL = "events.jsonl"
 PIDFILE = "agent.pid"

@@ -20,14 +20,14 @@ from contextlib import contextmanager
 from typing import Any, Callable, Sequence
 
 from . import events
-from .counters import ServerCounters, interval_counters
+from .engine.measure.counters import ServerCounters, interval_counters
 from .engine.sql.db import ConnectionLost, DatabaseError, TargetInfo, pg_ended_backends, pg_report_stats
-from .outage import Outages, classify, run_reconnecting
-from .clientload import ClientWatch, PhaseClient
-from .perf import PerfCaps, PerfStat, Profile, probe
-from .procgroups import (DRIVER, MONITOR, TICK, ProcGroups, ServerProcs, cap_other, locate_server,
+from .engine.measure.outage import Outages, classify, run_reconnecting
+from .engine.measure.clientload import ClientWatch, PhaseClient
+from .engine.measure.perf import PerfCaps, PerfStat, Profile, probe
+from .engine.measure.procgroups import (DRIVER, MONITOR, TICK, ProcGroups, ServerProcs, cap_other, locate_server,
                          percent)
-from .sampler import PhaseWindow, around, host_interval, read_cpu, read_proc
+from .engine.measure.sampler import PhaseWindow, around, host_interval, read_cpu, read_proc
 from .params import PlannedPhase, WorkloadSpec
 
 AGENT_VERSION = "0.1.0"
@@ -88,7 +88,7 @@ class VU:
         # run_clients(timings=...): timing k has its slot at base(timing0 + k)
         self.timing0 = ntypes
         self._ru0 = None
-        # reconnect=on (workloads.outage): the phase started; the connection is lost now;
+        # reconnect=on (workloads.engine.measure.outage): the phase started; the connection is lost now;
         # it was lost at least once (the server's per-connection counts then miss some)
         self.t0 = 0.0                     # the run clock's origin (Emitter.t0)
         self.started = self.down = self.reconnected = False
@@ -135,7 +135,7 @@ class VU:
 
     def connection_lost(self, message: str) -> None:
         """The VU's database connection is gone: raises ConnectionLost, which ends the VU
-        with that sentence, or with reconnect=on starts an outage (workloads.outage)."""
+        with that sentence, or with reconnect=on starts an outage (workloads.engine.measure.outage)."""
         raise ConnectionLost(message)
 
     def connection_failed(self, message: str) -> None:

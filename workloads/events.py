@@ -29,7 +29,7 @@ KINDS = frozenset({
     "error",     # {"message", "fatal"}
     "summary",   # per-phase result
     "profile",   # a CPU profile of the server in one phase: folded stacks (perf record)
-    "outage",    # reconnect=on: {"state": "start"|"end", "id", "phase", ...} (workloads.outage)
+    "outage",    # reconnect=on: {"state": "start"|"end", "id", "phase", ...} (workloads.engine.measure.outage)
     "end",       # {"status": "ok"|"stopped"|"failed", "reason"}
 })
 

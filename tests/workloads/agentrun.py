@@ -9,8 +9,8 @@ import time
 import uuid
 from pathlib import Path
 
-from workloads.procgroups import cmdline, read_stat
-from workloads.sampler import read_cpu
+from workloads.engine.measure.procgroups import cmdline, read_stat
+from workloads.engine.measure.sampler import read_cpu
 
 REPO = Path(__file__).resolve().parents[2]
 PG15 = "/usr/lib/postgresql/15/bin"

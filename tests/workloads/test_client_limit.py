@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.workloads.agentrun import local_target, run_agent, wait_for_quiet_host
-from workloads.clientload import IN_A_ROW, PhaseClient, is_limited, sentence
+from workloads.engine.measure.clientload import IN_A_ROW, PhaseClient, is_limited, sentence
 
 # judges the host's CPU: alone, not beside other tests
 pytestmark = pytest.mark.serial

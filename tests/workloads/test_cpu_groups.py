@@ -13,7 +13,7 @@ import pytest
 
 from tests.workloads.agentrun import PG15, local_target, managed_target, run_agent
 from workloads.engine.sql.db import SqlSession, TargetInfo
-from workloads.procgroups import (BG_OTHER, DRIVER, FG, OTHER, TICK, ProcGroups, cap_other,
+from workloads.engine.measure.procgroups import (BG_OTHER, DRIVER, FG, OTHER, TICK, ProcGroups, cap_other,
                                   is_local_address, locate_server, mysql_thread_group, pg_group,
                                   read_stat)
 

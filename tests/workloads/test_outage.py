@@ -305,12 +305,12 @@ def test_terminated_backends_are_an_outage_with_reconnect(tmp_path, private_pg, 
     ("something else entirely", "other"),
 ])
 def test_errors_are_put_in_classes_by_what_the_servers_and_drivers_say(message, cls):
-    from workloads.outage import classify
+    from workloads.engine.measure.outage import classify
     assert classify(message) == cls
 
 
 def test_an_error_number_inside_a_port_is_not_a_class():
-    from workloads.outage import classify
+    from workloads.engine.measure.outage import classify
     assert classify('connection to server at "127.0.0.1", port 32003 failed: no route') == \
         "other"
     assert classify("2006: MySQL server has gone away") == "connection lost"

@@ -13,7 +13,7 @@ import pytest
 
 from tests.faults import cmdline, pids_matching
 from tests.workloads.agentrun import local_target, run_agent
-from workloads.perf import INSTALL, fold, parse_stat
+from workloads.engine.measure.perf import INSTALL, fold, parse_stat
 
 # perf counts the shared server's processes: other tests' queries beside it would count too
 pytestmark = pytest.mark.serial
@@ -147,7 +147,7 @@ def test_perf_stat_on_processes_that_all_end_says_so():
     import subprocess
     import time
 
-    from workloads.perf import PerfStat, probe
+    from workloads.engine.measure.perf import PerfStat, probe
     proc = subprocess.Popen(["sleep", "1"])
     caps = probe([proc.pid])
     if not caps.perf:

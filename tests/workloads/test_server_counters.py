@@ -10,7 +10,7 @@ import time
 import pytest
 
 from tests.workloads.agentrun import local_target, run_agent
-from workloads.counters import ServerCounters, delta
+from workloads.engine.measure.counters import ServerCounters, delta
 from workloads.engine.sql.db import (SqlSession, TargetInfo, connect_pg, pg_ended_backends,
                           pg_report_stats)
 from workloads.managed import ManagedServer, inspect

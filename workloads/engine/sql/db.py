@@ -21,7 +21,7 @@ class DatabaseError(Exception):
 class ConnectionLost(DatabaseError):
     """A virtual user's connection is gone (server restarted, backend terminated, network):
     the run fails with this sentence, or with reconnect=on the user reconnects
-    (workloads.outage)."""
+    (workloads.engine.measure.outage)."""
 
     def __init__(self, detail: str = ""):
         super().__init__("lost the database connection" + (f": {detail}" if detail else ""))

@@ -23,7 +23,7 @@ count over a phase exact.
 """
 from __future__ import annotations
 
-from .engine.sql.db import FLUSH_STATS, SqlSession, TargetInfo
+from ..sql.db import FLUSH_STATS, SqlSession, TargetInfo
 
 # the counters a poll always reports, even when they did not move (server.tps needs both)
 PG_TXN = ("xact_commit", "xact_rollback")
