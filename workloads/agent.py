@@ -80,7 +80,7 @@ def cmd_run(rundir: str, echo: bool) -> int:
             if why:
                 raise DatabaseError(why)
         if spec["target"].get("managed"):      # a private server started for this run
-            from .managed import start_for_run
+            from .engine.servers.managed import start_for_run
             managed = start_for_run(spec, rundir, em)
             target = TargetInfo.from_spec(spec["target"], password)
         agent = Agent(spec["run_id"], spec, target, em, wl)
@@ -89,7 +89,7 @@ def cmd_run(rundir: str, echo: bool) -> int:
         db = SqlSession(target)
         try:
             em.emit("setting", server_version=db.version(), source="server")
-            from .settings import emit_settings
+            from .engine.servers.settings import emit_settings
             emit_settings(em, db)
         finally:
             db.close()
@@ -110,7 +110,7 @@ def cmd_run(rundir: str, echo: bool) -> int:
         if agent is not None:
             agent.stop_sampling()
         if managed is not None:
-            from .managed import stop_for_run
+            from .engine.servers.managed import stop_for_run
             stop_for_run(managed, em)
         em.emit("end", status=status, reason=reason)
         em.close()
@@ -434,7 +434,7 @@ def main(argv=None) -> int:
     if a.cmd == "check-workload":
         return cmd_check_workload(a.workload)
     if a.cmd == "apply-profile":         # JSON spec, then the password, on stdin
-        from .profile_apply import main as apply_main
+        from .engine.servers.profile_apply import main as apply_main
         return apply_main()
     if a.cmd == "version":
         print(json.dumps({"agent_version": AGENT_VERSION, "format": events.FORMAT_VERSION}))

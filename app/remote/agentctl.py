@@ -218,7 +218,8 @@ class AgentControl:
     def apply_profile(self, target_spec: dict, password: str, config: str,
                       clients: int | None = None, restart_command: str | None = None,
                       restart: bool = False) -> dict:
-        """Apply a profile to a running server through the agent (workloads.profile_apply):
+        """Apply a profile to a running server through the agent
+        (workloads.engine.servers.profile_apply):
         {'applied', 'needs_restart', 'rejected', 'restarted', 'persisted', 'notes', …}.
         The restart command is the user's own and runs on the host only with restart=True;
         the password goes on stdin, never into the command."""

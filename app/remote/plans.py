@@ -173,7 +173,7 @@ class PlanController:
             ctl.check_python()
             ctl.deploy()
             found = ctl.request("inspect", *[t.managed for t in managed],
-                                module="workloads.managed", timeout=120,
+                                module="workloads.engine.servers.managed", timeout=120,
                                 what="could not look for the server installations on the host")
             for t, inst in zip(managed, found):
                 if inst is None:

@@ -1,5 +1,6 @@
 """Check a profile against a running server: the host renders the profile for itself and asks
-the server which names it lacks and which values it would refuse (workloads.settings_check).
+the server which names it lacks and which values it would refuse
+(workloads.engine.servers.settings_check).
 """
 from __future__ import annotations
 
@@ -73,7 +74,8 @@ def check_profile_on_target(profile: Profile, target_name: str, catalog=None,
     with _agent(host, accept_fingerprint) as (t, ctl):
         out = ctl.request(payload={"target": target.spec(), "engine": profile.engine,
                                    "config": profile.config, "clients": clients},
-                          password=target_password(target), module="workloads.settings_check",
+                          password=target_password(target),
+                          module="workloads.engine.servers.settings_check",
                           timeout=120, ok_key="ok",
                           what="the host could not check the profile")
     return ProfileCheck(target_name, out.get("version", ""), int(out.get("checked", 0)),
@@ -86,7 +88,8 @@ def apply_profile_on_target(profile: Profile, target_name: str, catalog=None,
                             restart_command: str | None = None, restart: bool = False,
                             accept_fingerprint: str | None = None) -> dict:
     """Apply the profile to a running server through the agent on its host (ALTER SYSTEM /
-    SET PERSIST / SET GLOBAL, see workloads.profile_apply): the agent's report as a dict.
+    SET PERSIST / SET GLOBAL, see workloads.engine.servers.profile_apply): the agent's report as
+    a dict.
     Raises ProfileError or RemoteError, each with a sentence."""
     target, host = _resolve(profile, target_name, catalog, host_name)
     if target.is_embedded:

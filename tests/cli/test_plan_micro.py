@@ -14,7 +14,7 @@ from app.model.plan import parse_plan
 from app.store.session import SessionFile
 from tests.cli.test_plan import workdir  # noqa: F401  (the managed servers' folder)
 from tests.dbs import versus
-from workloads.managed import inspect
+from workloads.engine.servers.managed import inspect
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "resources" / "plans" / "micro-versions.toml"

@@ -17,7 +17,7 @@ import pytest
 
 from app.remote import embedded
 from app.remote.embedded import EmbeddedPostgres, EmbeddedPostgresError
-from workloads import pgserver
+from workloads.engine.servers import pgserver
 
 IS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
 ROOT_DIR = Path(__file__).resolve().parents[2]

@@ -9,7 +9,7 @@ import time
 import pytest
 
 from workloads.engine.sql.db import SqlSession
-from workloads.managed import ManagedError, ManagedServer, discover, inspect
+from workloads.engine.servers.managed import ManagedError, ManagedServer, discover, inspect
 from workloads.profiles import host_context, render
 from app.store.profiles import load_profile
 

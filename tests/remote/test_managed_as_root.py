@@ -9,7 +9,7 @@ import tempfile
 import pytest
 
 from workloads.engine.sql.db import SqlSession
-from workloads.managed import ManagedError, ManagedServer, inspect
+from workloads.engine.servers.managed import ManagedError, ManagedServer, inspect
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="PostgreSQL runs as nobody only "
                                                             "when Versus runs as root")

@@ -1,4 +1,5 @@
-"""Applying a profile to a running server (workloads.profile_apply), against private managed
+"""Applying a profile to a running server (workloads.engine.servers.profile_apply), against
+private managed
 PostgreSQL 15 and MariaDB instances: never the shared servers on 5432 / 3306."""
 import json
 import os
@@ -10,8 +11,8 @@ import tempfile
 import pytest
 
 from workloads.engine.sql.db import SqlSession
-from workloads.managed import ManagedServer, inspect
-from workloads.profile_apply import apply
+from workloads.engine.servers.managed import ManagedServer, inspect
+from workloads.engine.servers.profile_apply import apply
 from workloads.profiles import host_context
 
 PG15 = "/usr/lib/postgresql/15/bin"

@@ -125,12 +125,12 @@ def test_versus_home_keeps_agent_runs_plans_and_embedded_out_of_home(versus_home
     from app.remote.transport import LocalTransport
     root = Path(agent_root(LocalTransport()))
     assert root == versus_home.resolve() / "host"
-    from workloads import pgserver
+    from workloads.engine.servers import pgserver
     monkeypatch.setattr(pgserver, "is_root", lambda: False)
     assert embedded.default_base_dir() == versus_home / "data"
     # the agent's managed servers follow the folder the app gives it
     env = {**os.environ, "VERSUS_ROOT": str(root), "PYTHONPATH": str(Path.cwd())}
-    code = ("import workloads.managed as m, workloads.pgserver as p; p.is_root = lambda: False; "
+    code = ("import workloads.engine.servers.managed as m, workloads.engine.servers.pgserver as p; p.is_root = lambda: False; "
             "print(m.default_workroot())")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                          text=True, check=True).stdout.strip()

@@ -17,8 +17,8 @@ import pytest
 
 from tests.faults import wait_until
 from tests.workloads.agentrun import PG15, REPO
-from workloads import pgserver
-from workloads.managed import ManagedServer, inspect
+from workloads.engine.servers import pgserver
+from workloads.engine.servers.managed import ManagedServer, inspect
 
 pytestmark = pytest.mark.faults
 

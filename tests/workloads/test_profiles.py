@@ -6,7 +6,7 @@ from app.model.plan import PlanError, PlanState, parse_plan
 from app.model.profile import Profile, ProfileError
 from app.store import profiles as store
 from workloads import profiles as r
-from workloads.managed import server_errors
+from workloads.engine.servers.managed import server_errors
 
 CTX = {"ram_mb": 16000, "ram_gb": 15, "cores": 8, "clients": 16}
 

@@ -13,7 +13,7 @@ from tests.workloads.agentrun import local_target, run_agent
 from workloads.engine.measure.counters import ServerCounters, delta
 from workloads.engine.sql.db import (SqlSession, TargetInfo, connect_pg, pg_ended_backends,
                           pg_report_stats)
-from workloads.managed import ManagedServer, inspect
+from workloads.engine.servers.managed import ManagedServer, inspect
 
 
 def _pg_target(url: str) -> TargetInfo:

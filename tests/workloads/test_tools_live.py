@@ -186,7 +186,7 @@ def test_pgbench_password_goes_in_a_private_file(service_workdir, versus_home, t
     import psycopg
     import psycopg.sql
     from tests.workloads.agentrun import PG15
-    from workloads.managed import ManagedServer, inspect
+    from workloads.engine.servers.managed import ManagedServer, inspect
     srv = ManagedServer(inspect(PG15), os.path.join(service_workdir, "pgpw"),
                         "shared_buffers = 32MB\n", service_workdir)
     srv.start()

@@ -5,7 +5,7 @@ MySQL/MariaDB: SHOW GLOBAL VARIABLES as {name: {"setting"}}.
 """
 from __future__ import annotations
 
-from .engine.sql.db import SqlSession
+from ..sql.db import SqlSession
 
 
 def read_settings(db: SqlSession) -> tuple[str, dict[str, dict]]:

