@@ -11,7 +11,7 @@ import time
 
 from ..engine.sql.db import DatabaseError, SqlSession
 from ..params import ParamError
-from ..toolrun import ToolMissing, ToolProcess, require
+from ..engine.tools.toolrun import ToolMissing, ToolProcess, require
 from . import SPEC
 from .parse import VuserParser, measure_summary, parse_tcount, tcount_sample
 

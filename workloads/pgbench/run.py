@@ -8,7 +8,7 @@ import contextlib
 from typing import Iterator
 
 from ..engine.sql.db import DatabaseError, SqlSession
-from ..toolrun import missing, require, SecretFile, ToolProcess
+from ..engine.tools.toolrun import missing, require, SecretFile, ToolProcess
 from .parse import Parser, load_summary, sample_body, summary_body
 
 INSTALL = "Debian: apt-get install postgresql-client (pgbench is in it)"

@@ -7,7 +7,7 @@ import re
 
 from ..micro.load import table_matches
 from ..engine.sql.db import SqlSession
-from ..toolrun import missing, SecretFile, ToolProcess, require
+from ..engine.tools.toolrun import missing, SecretFile, ToolProcess, require
 from .parse import Parser, sample_body, summary_body
 
 INSTALL = "Debian: apt-get install sysbench"

@@ -12,7 +12,7 @@ import re
 import time
 from typing import Any, Callable, Iterable, Iterator
 
-from .events import FORMAT_VERSION, LogFormatError
+from ...events import FORMAT_VERSION, LogFormatError
 
 # (name, opener): an opener returns the file's lines (text, newline kept) each time it is
 # called, so an importer can look at a file's head and then stream it.

@@ -19,7 +19,7 @@ import threading
 import time
 from typing import Any, Iterator, Sequence
 
-from .engine.sql.db import DatabaseError
+from ..sql.db import DatabaseError
 
 
 class ToolMissing(DatabaseError):
