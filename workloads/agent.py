@@ -12,7 +12,7 @@
     python -m workloads.agent apply-profile              # apply a profile: see profile_apply.py
     python -m workloads.agent workloads
     python -m workloads.agent plan-start|plan-run|plan-status|plan-control|plan-list …
-                                                         # plans: see workloads/plan.py
+                                                         # plans: see engine/planqueue.py
 
 RUNDIR holds spec.json (workload, params, target; no secret), an optional `secret` file
 (mode 0600, read and removed at start), events.jsonl (the spool, the source of truth),
@@ -29,9 +29,9 @@ import sys
 import time
 
 from . import events
-from .daemon import detach, pid_alive
+from .engine.daemon import detach, pid_alive
 from .engine.sql.db import DatabaseError, SqlSession, TargetInfo
-from .driver import AGENT_VERSION, Agent, Emitter, StopRun
+from .engine.driver import AGENT_VERSION, Agent, Emitter, StopRun
 from .params import ParamError
 from .registry import UnknownWorkload, get
 from .engine.measure.sampler import host_facts
@@ -302,7 +302,7 @@ def cmd_clean(root: str, older_than_days: float, dry_run: bool, keep: list[str])
     the runs named in `keep` (the app still needs their events).
     Prints {"removed" | "would_remove": [...], "kept": [...]} as JSON."""
     import shutil
-    from .plan import status as plan_status
+    from .engine.planqueue import status as plan_status
     runs_root, plans_root = os.path.join(root, "runs"), os.path.join(root, "plans")
     now = time.time()
     busy: set[str] = set()          # run ids a live plan still needs
@@ -394,7 +394,7 @@ def cmd_check_workload(name: str) -> int:
 def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0].startswith("plan-"):         # the host-side plan queue
-        from .plan import main as plan_main
+        from .engine.planqueue import main as plan_main
         return plan_main(args)
     ap = argparse.ArgumentParser(prog="versus-agent")
     sub = ap.add_subparsers(dest="cmd", required=True)

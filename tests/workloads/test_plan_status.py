@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from workloads import plan
+from workloads.engine import planqueue as plan
 
 
 def _write(d, state, pid):

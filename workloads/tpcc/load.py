@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from ..engine.sql.db import BulkLoader, DatabaseError, SqlSession, TargetInfo
-from ..driver import die_with_parent
+from ..engine.driver import die_with_parent
 
 ITEMS = 100_000
 DISTRICTS = 10

@@ -24,7 +24,7 @@ import time
 from functools import partial
 
 from ..engine.sql.db import DatabaseError, SqlFailed, SqlText
-from ..driver import StopRun
+from ..engine.driver import StopRun
 from ..events import bucket_of
 from ..params import ParamError
 from . import ROUND_TRIPS, check, load

@@ -429,7 +429,7 @@ class ManagedServer:
         if outcome in ("timeout", "stopped"):
             self._kill()
         if outcome == "stopped":
-            from ...driver import StopRun
+            from ..driver import StopRun
             raise StopRun()
         rc = self.proc.returncode if self.proc else None
         self.proc = None
@@ -561,7 +561,7 @@ def start_for_run(spec: dict, rundir: str, em) -> ManagedServer:
                     f"{srv.timings['start_s']:.1f} s)")
     if stop_event.is_set():
         srv.stop()
-        from ...driver import StopRun
+        from ..driver import StopRun
         raise StopRun()
     # server_version first, as in the agent's own `setting` event: readers take the first
     em.emit("setting", source="managed", server_version=srv.version_reported, managed={

@@ -20,7 +20,7 @@ import stat
 import subprocess
 import time
 
-from ...daemon import pid_alive  # one definition; the embedded default uses it from here
+from ..daemon import pid_alive  # one definition; the embedded default uses it from here
 
 SERVICE_USER = "nobody"
 LOCALHOST = "127.0.0.1"

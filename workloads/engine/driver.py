@@ -19,16 +19,16 @@ import traceback
 from contextlib import contextmanager
 from typing import Any, Callable, Sequence
 
-from . import events
-from .engine.measure.counters import ServerCounters, interval_counters
-from .engine.sql.db import ConnectionLost, DatabaseError, TargetInfo, pg_ended_backends, pg_report_stats
-from .engine.measure.outage import Outages, classify, run_reconnecting
-from .engine.measure.clientload import ClientWatch, PhaseClient
-from .engine.measure.perf import PerfCaps, PerfStat, Profile, probe
-from .engine.measure.procgroups import (DRIVER, MONITOR, TICK, ProcGroups, ServerProcs, cap_other, locate_server,
-                         percent)
-from .engine.measure.sampler import PhaseWindow, around, host_interval, read_cpu, read_proc
-from .params import PlannedPhase, WorkloadSpec
+from .. import events
+from .measure.counters import ServerCounters, interval_counters
+from .sql.db import ConnectionLost, DatabaseError, TargetInfo, pg_ended_backends, pg_report_stats
+from .measure.outage import Outages, classify, run_reconnecting
+from .measure.clientload import ClientWatch, PhaseClient
+from .measure.perf import PerfCaps, PerfStat, Profile, probe
+from .measure.procgroups import (DRIVER, MONITOR, TICK, ProcGroups, ServerProcs, cap_other,
+                                 locate_server, percent)
+from .measure.sampler import PhaseWindow, around, host_interval, read_cpu, read_proc
+from ..params import PlannedPhase, WorkloadSpec
 
 AGENT_VERSION = "0.1.0"
 SLOT = 2 + events.N_BUCKETS          # [ops, errors, hist...] per (vu, txn type)
