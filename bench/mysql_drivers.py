@@ -161,7 +161,7 @@ def _target(db):
 
 def _client(kind):
     """A workload client (workloads/micro/clients.py) and its prepared point query."""
-    from workloads.micro import clients
+    from workloads.engine.sql import clients
 
     def connect(db):
         return clients.connect(_target(db), kind)
@@ -231,7 +231,7 @@ VARIANTS = [
 
 def _query1(conn, sql: str):
     conn = getattr(conn, "conn", conn)            # a workload client: its connection
-    if hasattr(conn, "rows"):                     # workloads.micro.libmariadb
+    if hasattr(conn, "rows"):                     # workloads.engine.sql.libmariadb
         return conn.rows(sql)[0][0]
     if isinstance(conn, _mysql.connection):
         conn.query(sql.encode())

@@ -51,7 +51,7 @@ def v_cursor_prepared(conn):
 
 def v_workload(conn):
     # the workload's own client (workloads/micro/clients.py PgClient) on this connection
-    from workloads.micro.clients import PgClient
+    from workloads.engine.sql.clients import PgClient
     client = PgClient.__new__(PgClient)
     client._pq, client.conn, client.pg, client._n = pq, conn, conn.pgconn, 0
     run = client.prepare("SELECT c FROM sbtest1 WHERE id=?", "i")

@@ -9,8 +9,9 @@ from collections import Counter
 import pytest
 
 from workloads.engine.sql.db import DatabaseError, TargetInfo
-from workloads.micro import fastloop, transactions
-from workloads.micro.values import id_picker, zipf_constants
+from workloads.engine.loop import fastloop
+from workloads.sbtest import runner
+from workloads.sbtest.values import id_picker, zipf_constants
 
 
 @pytest.fixture
@@ -68,9 +69,9 @@ def test_without_a_compiler_the_python_loop_runs_and_says_why(fresh_build, monke
     monkeypatch.delenv("CC", raising=False)
     target = TargetInfo(engine="postgres", address="127.0.0.1", port=5432, user="postgres",
                         database="postgres")
-    loop, said = transactions.loop_for(target, {"client-loop": "auto"})
+    loop, said = runner.loop_for(target, {"client-loop": "auto"})
     assert loop == "python"
     assert said == ("Python event loop: no C compiler (cc) on the host to build the compiled "
                     "loop (Debian: apt-get install gcc)")
     with pytest.raises(DatabaseError, match="client-loop=compiled, but no C compiler"):
-        transactions.loop_for(target, {"client-loop": "compiled"})
+        runner.loop_for(target, {"client-loop": "compiled"})

@@ -8,8 +8,8 @@ import pytest
 
 from tests.dbs import MY, unique
 from workloads.engine.sql.db import DatabaseError, TargetInfo
-from workloads.micro import libmariadb
-from workloads.micro.clients import LibmariadbClient, StatementFailed
+from workloads.engine.sql import libmariadb
+from workloads.engine.sql.clients import LibmariadbClient, StatementFailed
 
 pytestmark = pytest.mark.skipif(libmariadb.load() is None, reason="needs libmariadb3")
 

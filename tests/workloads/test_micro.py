@@ -14,7 +14,8 @@ import pytest
 from app.store.session import SessionFile
 from tests.dbs import MY, PG, unique, versus
 from workloads.engine.sql.db import have_mariadb_connector, mysql_driver
-from workloads.micro import libmariadb, suite
+from workloads.engine.sql import libmariadb
+from workloads.sbtest import suite
 
 ROOT = Path(__file__).resolve().parents[2]
 SYSBENCH = "/usr/bin/sysbench"

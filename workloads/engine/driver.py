@@ -413,6 +413,14 @@ class Agent:
         self._outages = Outages(self.em.emit)
 
     # --- events -------------------------------------------------------------------------
+    def now(self) -> float:
+        """Seconds since the run started (the events' clock)."""
+        return self.em.now()
+
+    def emit(self, kind: str, **body: Any) -> dict:
+        """Write one event (a body from workloads.events' builders) and return it."""
+        return self.em.emit(kind, **body)
+
     def log(self, message: str, level: str = "info", **extra) -> None:
         self.em.emit("log", level=level, message=message, **extra)
 

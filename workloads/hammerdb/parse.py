@@ -11,7 +11,7 @@ from typing import Any
 
 from ..events import LogFormatError
 from . import SPEC
-from ..engine.tools.imported import LogFile, RunEvents, describe_epoch, feed_file, numbered, parse_date
+from ..engine.api import LogFile, RunEvents, describe_epoch, feed_file, numbered, parse_date
 
 TOOL = "hammerdb"
 RESULT_SOURCE = "HammerDB's TEST RESULT line"

@@ -9,9 +9,9 @@ import os
 import re
 import time
 
-from ..engine.sql.db import DatabaseError, SqlSession
+from ..engine.api import DatabaseError, SqlSession
 from ..params import ParamError
-from ..engine.tools.toolrun import ToolMissing, ToolProcess, require
+from ..engine.api import ToolMissing, ToolProcess, require
 from . import SPEC
 from .parse import VuserParser, measure_summary, parse_tcount, tcount_sample
 
@@ -98,13 +98,13 @@ def _hdb(agent, argv: list[str], env: dict[str, str]) -> ToolProcess:
     proc = ToolProcess(agent, argv, env=env, name="hdb", secrets=[agent.target.password])
     for line in proc.lines():
         if line.strip():
-            agent.em.emit("log", level="info", message=line, source="hdb")
+            agent.emit("log", level="info", message=line, source="hdb")
     return proc
 
 
 def _schema_state(agent, schema: str) -> tuple[int | None, int]:
     """(warehouses in HammerDB's schema or None, tables in that database)."""
-    from ..engine.sql.db import TargetInfo
+    from ..engine.api import TargetInfo
     t = agent.target
     try:
         db = SqlSession(TargetInfo(t.engine, t.address, t.port, t.user, schema, t.password))
@@ -136,13 +136,13 @@ def _build(agent, argv: list[str], env: dict[str, str]) -> None:
         if line.endswith("Orders Done"):
             agent.progress("load", n, total, unit="districts")
         elif rec is not None and rec["what"] == "error":
-            agent.em.emit("error", message=rec["message"], fatal=False, source="hammerdb")
+            agent.emit("error", message=rec["message"], fatal=False, source="hammerdb")
         elif rec is not None or line.startswith("HDB-") or not line.startswith("Vuser"):
             if line.strip():
-                agent.em.emit("log", level="info", message=line, source="hdb")
+                agent.emit("log", level="info", message=line, source="hdb")
     proc.check()
-    dur = agent.em.now() - t0
-    agent.em.emit("summary", phase="load", interval=[round(t0, 4), round(t0 + dur, 4)],
+    dur = agent.now() - t0
+    agent.emit("summary", phase="load", interval=[round(t0, 4), round(t0 + dur, 4)],
                   duration_s=round(dur, 3), ops_total=None, rate=None, unit="rows/s",
                   errors_total=len(parser.errors), source="hdb build (wall clock)",
                   driver_cpu=proc.cpu(None),
@@ -176,7 +176,7 @@ def _run(agent, argv: list[str], env: dict[str, str]) -> None:
     counter = _Counter()
     state = {"phase": None, "t": 0.0, "last": None}
     mark = {}
-    em = agent.em
+    em = agent
 
     def start(name: str, planned: float) -> None:
         em.emit("phase", name=name, state="start", planned_s=planned,
@@ -263,4 +263,4 @@ def _result_summary(agent, parser, result, measure, mark) -> None:
         summ["server"] = srv
     summ["driver_cpu"] = {"source": "the hdb process's CPU is in the host samples "
                                     "(driver_cpu) while it runs"}
-    agent.em.emit("summary", **summ)
+    agent.emit("summary", **summ)

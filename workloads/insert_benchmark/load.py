@@ -18,7 +18,7 @@ import threading
 import time
 from pathlib import Path
 
-from ..engine.sql.db import BulkLoader, DatabaseError, SqlSession, TargetInfo
+from ..engine.api import BulkLoader, DatabaseError, SqlSession, TargetInfo
 from ..events import bucket_of
 
 COLUMNS = "dateandtime, cashregisterid, customerid, productid, price, data"

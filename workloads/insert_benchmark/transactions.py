@@ -25,7 +25,7 @@ import math
 import time
 from functools import partial
 
-from ..engine.sql.db import DatabaseError, SqlFailed, SqlSession, SqlText
+from ..engine.api import DatabaseError, SqlFailed, SqlSession, SqlText
 from ..events import bucket_of
 from ..params import split_list
 from . import load

@@ -6,8 +6,8 @@ and the reverse); each test is one phase with sysbench's SQL (see suite.py); QPS
 statements (BEGIN and COMMIT included) and TPS transactions, as sysbench does.
 """
 from ..params import MetricSpec, Param, WorkloadSpec
-from . import suite
-from .values import DISTRIBUTIONS
+from ..sbtest import suite
+from ..sbtest.values import DISTRIBUTIONS
 
 _GROUP_HELP = ", ".join(f"{k} ({v.lower()})" for k, v in suite.GROUPS.items())
 

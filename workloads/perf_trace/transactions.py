@@ -4,10 +4,9 @@ from __future__ import annotations
 import functools
 import time
 
-from ..engine.sql.db import DatabaseError, connect_mysql_raw, connect_pg, mysql_driver
-from ..micro.clients import MYSQL_LOST
+from ..engine.api import MYSQL_LOST, DatabaseError, connect_mysql_raw, connect_pg, mysql_driver
 from ..events import bucket_of
-from ..micro import load
+from ..sbtest import load
 from . import cells, phase_name
 
 SQL = {

@@ -11,7 +11,7 @@ from typing import Any
 from .. import events as ev_format
 from ..events import LogFormatError
 from . import SPEC
-from ..engine.tools.imported import LogFile, RunEvents, feed_file, numbered
+from ..engine.api import LogFile, RunEvents, feed_file, numbered
 
 TOOL = "pgbench"
 SOURCE = "pgbench's summary"

@@ -7,8 +7,8 @@ from __future__ import annotations
 import contextlib
 from typing import Iterator
 
-from ..engine.sql.db import DatabaseError, SqlSession
-from ..engine.tools.toolrun import missing, require, SecretFile, ToolProcess
+from ..engine.api import DatabaseError, SqlSession
+from ..engine.api import missing, require, SecretFile, ToolProcess
 from .parse import Parser, load_summary, sample_body, summary_body
 
 INSTALL = "Debian: apt-get install postgresql-client (pgbench is in it)"
@@ -65,20 +65,20 @@ def _run(agent, exe: str, conn: list[str], env: dict[str, str]) -> None:
                 parser.feed(line)
                 continue
             if line.startswith("starting vacuum"):
-                t0 = agent.em.now()
+                t0 = agent.now()
             rec = parser.feed(line)
             if rec is not None:
-                agent.em.emit("sample", **sample_body(rec, t0 + prev, t0 + rec["t"],
+                agent.emit("sample", **sample_body(rec, t0 + prev, t0 + rec["t"],
                                                       p["clients"]))
                 prev = rec["t"]
             elif line.startswith("pgbench:") or errors < len(parser.errors):
-                agent.em.emit("log", level="warning", message=line, source="pgbench")
+                agent.emit("log", level="warning", message=line, source="pgbench")
             elif line.strip():      # anything else it says reaches the log verbatim
-                agent.em.emit("log", level="info", message=line, source="pgbench")
+                agent.emit("log", level="info", message=line, source="pgbench")
             errors = len(parser.errors)
         proc.check()
         if report:          # the tool's own summary, verbatim, in the run log
-            agent.em.emit("log", level="info", message="\n".join(report).rstrip(),
+            agent.emit("log", level="info", message="\n".join(report).rstrip(),
                           source="pgbench")
         rep = parser.report()
         summ = summary_body(rep, t0)
@@ -86,7 +86,7 @@ def _run(agent, exe: str, conn: list[str], env: dict[str, str]) -> None:
         srv = agent.server_since(mark, summ["duration_s"] or p["time"])
         if srv is not None:
             summ["server"] = srv
-        agent.em.emit("summary", **summ)
+        agent.emit("summary", **summ)
 
 
 def _scale(target) -> int | None:
@@ -112,9 +112,9 @@ def _init(agent, exe: str, conn: list[str], env: dict[str, str]) -> None:
             done, total, _ = parser.tuples[-1]
             agent.progress("load", done, total)
         elif line.strip():
-            agent.em.emit("log", level="info", message=line, source="pgbench")
+            agent.emit("log", level="info", message=line, source="pgbench")
     proc.check()
     rep = parser.report()
     summ = load_summary(rep, t0)
     summ["driver_cpu"] = proc.cpu(rep.get("rows"))
-    agent.em.emit("summary", **summ)
+    agent.emit("summary", **summ)

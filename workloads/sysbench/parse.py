@@ -11,7 +11,7 @@ from typing import Any
 
 from ..events import LogFormatError
 from . import SPEC
-from ..engine.tools.imported import LogFile, RunEvents, feed_file
+from ..engine.api import LogFile, RunEvents, feed_file
 
 TOOL = "sysbench"
 SOURCE = "sysbench's final report"

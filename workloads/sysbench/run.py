@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 
-from ..micro.load import table_matches
-from ..engine.sql.db import SqlSession
-from ..engine.tools.toolrun import missing, SecretFile, ToolProcess, require
+from ..sbtest.load import table_matches
+from ..engine.api import SqlSession
+from ..engine.api import missing, SecretFile, ToolProcess, require
 from .parse import Parser, sample_body, summary_body
 
 INSTALL = "Debian: apt-get install sysbench"
@@ -68,19 +68,19 @@ def _load(agent, base: list[str]) -> None:
         finally:
             db.close()
     secrets = [agent.target.password]
-    t0 = agent.em.now()
+    t0 = agent.now()
     for step in ("cleanup", "prepare"):
         done = 0
         proc = ToolProcess(agent, [*base, "--threads=1", step], secrets=secrets)
         for line in proc.lines():
             if line.strip():
-                agent.em.emit("log", level="info", message=line, source="sysbench")
+                agent.emit("log", level="info", message=line, source="sysbench")
             if step == "prepare" and line.startswith("Inserting "):
                 agent.progress("load", done, tables * size)
                 done += size
         proc.check()
     agent.progress("load", tables * size, tables * size)
-    agent.load_summary("load", tables * size, agent.em.now() - t0, tables=tables,
+    agent.load_summary("load", tables * size, agent.now() - t0, tables=tables,
                        source="sysbench prepare (rows asked for, wall clock)")
 
 
@@ -101,17 +101,17 @@ def _timed(agent, base: list[str], phase: str, seconds: int) -> None:
             if report or line.strip() == "SQL statistics:":
                 report.append(line)
             if line.strip() == "Threads started!":
-                t0 = agent.em.now()
+                t0 = agent.now()
             if rec is not None:
-                agent.em.emit("sample", **sample_body(rec, t0 + prev, t0 + rec["t"], phase))
+                agent.emit("sample", **sample_body(rec, t0 + prev, t0 + rec["t"], phase))
                 prev = rec["t"]
             while errors < len(parser.errors):          # the tool's words, verbatim
-                agent.em.emit("error", message=parser.errors[errors], fatal=False,
+                agent.emit("error", message=parser.errors[errors], fatal=False,
                               source="sysbench")
                 errors += 1
         proc.check()
         if report:          # the tool's own report, verbatim, in the run log
-            agent.em.emit("log", level="info", message="\n".join(report).rstrip(),
+            agent.emit("log", level="info", message="\n".join(report).rstrip(),
                           source="sysbench")
         rep = parser.report()
         summ = summary_body(rep, t0, phase)
@@ -119,4 +119,4 @@ def _timed(agent, base: list[str], phase: str, seconds: int) -> None:
         srv = agent.server_since(mark, summ["duration_s"])
         if srv is not None:
             summ["server"] = srv
-        agent.em.emit("summary", **summ)
+        agent.emit("summary", **summ)

@@ -25,8 +25,8 @@ import signal
 import time
 from pathlib import Path
 
-from ..engine.sql.db import BulkLoader, DatabaseError, SqlSession, TargetInfo
-from ..engine.driver import die_with_parent
+from ..engine.api import BulkLoader, DatabaseError, SqlSession, TargetInfo
+from ..engine.api import die_with_parent
 
 ITEMS = 100_000
 DISTRICTS = 10

@@ -3,11 +3,10 @@ with multi-statements, values inlined as literals (all are numbers or generated 
 a client-side transaction costs one or two round trips."""
 from __future__ import annotations
 
-from ..engine.sql.db import mysql_driver
+from ..engine.api import MYSQL_RETRY, explain, mysql_driver, mysql_lost
 from .load import DISTRICTS
 from .mix import COMMIT, DLV, NO, OS, PAY, ROLLBACK, Retry, TxnError
 
-_MY_RETRY = (1213, 1205)          # deadlock, lock wait timeout
 _MY_DIST = tuple("s_dist_%02d" % d for d in range(1, 11))
 
 MY_SQL = {
@@ -117,8 +116,7 @@ class MyTxns:
                                            client_flag=CLIENT.MULTI_STATEMENTS
                                            | CLIENT.MULTI_RESULTS, **kw)
             except MySQLdb.Error as exc:
-                from ..engine.sql.db import _explain
-                raise _explain(target, exc) from None
+                raise explain(target, exc) from None
             self.conn.autocommit(True)
             self._multi = self._multi_mysqlclient
         else:
@@ -131,8 +129,7 @@ class MyTxns:
                                             client_flag=CLIENT.MULTI_STATEMENTS
                                             | CLIENT.MULTI_RESULTS, **kw)
             except pymysql.Error as exc:
-                from ..engine.sql.db import _explain
-                raise _explain(target, exc) from None
+                raise explain(target, exc) from None
             self.cur = self.conn.cursor()
             self._multi = self._multi_pymysql
         self._ok = True
@@ -207,14 +204,14 @@ class MyTxns:
             return self._multi(sql)
         except self.Error as exc:
             code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
-            if in_txn and code not in (2006, 2013):
+            if in_txn and not mysql_lost(code):
                 try:
                     self._multi("ROLLBACK")
                 except self.Error:
                     pass
-            if code in _MY_RETRY:
+            if code in MYSQL_RETRY:
                 raise Retry(str(code)) from None
-            if code in (2006, 2013) or isinstance(exc, self.OpError) and code >= 2000:
+            if mysql_lost(code, isinstance(exc, self.OpError)):
                 self._ok = False
             raise TxnError(f"{code}: {exc.args[1] if len(exc.args) > 1 else exc}") from None
 

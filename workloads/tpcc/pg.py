@@ -3,7 +3,7 @@ with prepared statements; every batch of statements that does not need an earlie
 goes out in one round trip (BEGIN with the first statements, the last with COMMIT)."""
 from __future__ import annotations
 
-from ..engine.sql.db import DatabaseError, connect_pg
+from ..engine.api import PG_RETRY, DatabaseError, connect_pg
 from .mix import COMMIT, DLV, NO, OS, PAY, ROLLBACK, Retry, TxnError
 
 
@@ -104,7 +104,6 @@ PG_SQL = {
     "f_delivery": "SELECT vs_delivery($1, $2)",
     "f_slev": "SELECT vs_slev($1, $2, $3)",
 }
-_PG_RETRY = (b"40P01", b"40001")
 
 
 class PgTxns:
@@ -184,7 +183,7 @@ class PgTxns:
             out.append(r)
         if err is not None:
             state = err.error_field(self._sqlstate) or b""
-            if state in _PG_RETRY:
+            if state in PG_RETRY:
                 raise Retry(state.decode())
             raise TxnError(_pg_msg(err), state)
         return out
@@ -211,7 +210,7 @@ class PgTxns:
         state = r.error_field(self._sqlstate) or b""
         if state == b"VS001":
             return ROLLBACK
-        if state in _PG_RETRY:
+        if state in PG_RETRY:
             raise Retry(state.decode())
         if r.status != self._fatal:
             raise TxnError("the connection stopped answering: " +

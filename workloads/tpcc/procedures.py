@@ -1,7 +1,7 @@
 """TPROC-C's server-side routines (procedures/*.sql): installed once per schema version."""
 from __future__ import annotations
 
-from ..engine.sql.db import DatabaseError, SqlSession
+from ..engine.api import DatabaseError, SqlSession
 
 PROC_VERSION = 1
 PROC_NAMES = ("vs_neword", "vs_payment", "vs_ostat", "vs_delivery", "vs_slev")

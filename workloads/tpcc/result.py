@@ -2,7 +2,7 @@
 cross-checks against the server's own counts."""
 from __future__ import annotations
 
-from ..engine.sql.db import SqlSession
+from ..engine.api import SqlSession
 
 
 def nopm_rate(ops: dict, counters: dict, seconds: float) -> float:

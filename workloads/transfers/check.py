@@ -10,7 +10,7 @@ Before the conditions, the schema: missing tables or an interrupted load fail th
 """
 from __future__ import annotations
 
-from ..engine.sql.db import SqlSession, TargetInfo, check_conditions, condition_lines
+from ..engine.api import SqlSession, TargetInfo, check_conditions, condition_lines
 from . import load
 
 

@@ -13,7 +13,7 @@ import secrets
 import time
 from pathlib import Path
 
-from ..engine.sql.db import BulkLoader, DatabaseError, SqlSession
+from ..engine.api import BulkLoader, DatabaseError, SqlSession
 
 TABLES = ("tf_users", "tf_tokens", "tf_accounts", "tf_transfers", "tf_audit",
           "tf_balance_history")

@@ -23,8 +23,8 @@ import collections
 import time
 from functools import partial
 
-from ..engine.sql.db import DatabaseError, SqlFailed, SqlText
-from ..engine.driver import StopRun
+from ..engine.api import DatabaseError, SqlFailed, SqlText
+from ..engine.api import StopRun
 from ..events import bucket_of
 from ..params import ParamError
 from . import ROUND_TRIPS, check, load

@@ -16,47 +16,21 @@ The end event's body is also in the phase summary's ``outages`` list.
 """
 from __future__ import annotations
 
-import re
 import threading
 import time
 from collections import deque
 from typing import Any, Callable
+
+from ..sql.errors import classify
 
 BACKOFF_FIRST_S = 0.1
 BACKOFF_MAX_S = 2.0
 PRE_FAULT_S = 10.0            # the pre-fault rate is the mean throughput of these seconds
 RECOVERED = 0.95              # throughput is back at this share of the pre-fault rate
 
-# (class, words or MySQL error numbers that say it), first match wins; said by PostgreSQL,
-# MySQL/MariaDB and their drivers. A number counts as "(2003," or "2003:" (the drivers' and
-# SqlFailed's forms), never inside a port or a time.
-_CLASSES = (
-    ("admin shutdown", ("administrator command", "57p01", "server shutdown in progress",
-                        "#1053")),
-    ("server crash restart", ("crash of another server process", "57p02")),
-    ("server starting or stopping", ("starting up", "shutting down", "57p03",
-                                     "recovery mode", "not yet accepting")),
-    ("connection refused", ("refused", "can't connect", "#2002", "#2003")),
-    ("timeout", ("timeout", "timed out")),
-    ("connection lost", ("server closed the connection", "gone away", "lost connection",
-                         "#2006", "#2013", "#2055", "connection reset", "broken pipe",
-                         "unexpectedly", "consuming input failed", "terminat", "eof",
-                         "connection is gone", "stopped answering", "bad connection",
-                         "connection already closed", "not connected")),
-)
 # exceptions that are a workload's bug, never an outage
 _BUGS = (TypeError, NameError, AttributeError, LookupError, AssertionError, ArithmeticError,
          ValueError, ImportError)
-
-
-def classify(message: str) -> str:
-    """The class of a connection error from its text ("connection refused", "timeout" …)."""
-    low = message.lower()
-    codes = {f"#{m}" for m in re.findall(r"(?:^|\()(\d{4})[,:]", low)}
-    for name, words in _CLASSES:
-        if any(w in codes if w.startswith("#") else w in low for w in words):
-            return name
-    return "other"
 
 
 def first_line(exc: BaseException) -> str:

@@ -13,18 +13,9 @@ import time
 import weakref
 from dataclasses import dataclass
 
-
-class DatabaseError(Exception):
-    """A database problem said as a sentence for the user."""
-
-
-class ConnectionLost(DatabaseError):
-    """A virtual user's connection is gone (server restarted, backend terminated, network):
-    the run fails with this sentence, or with reconnect=on the user reconnects
-    (workloads.engine.measure.outage)."""
-
-    def __init__(self, detail: str = ""):
-        super().__init__("lost the database connection" + (f": {detail}" if detail else ""))
+from .errors import MYSQL_RETRY, PG_RETRY, explain, mysql_lost
+# the SQL access's own errors, defined with their classification
+from .errors import ConnectionLost, DatabaseError, SqlFailed  # noqa: F401
 
 
 @dataclass
@@ -70,20 +61,6 @@ def have_mariadb_connector() -> bool:
         return False
 
 
-def _explain(target: TargetInfo, exc: Exception) -> DatabaseError:
-    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    low = text.lower()
-    if "password" in low or "access denied" in low or "authentication" in low:
-        hint = "check the user and the password stored for this target"
-    elif "does not exist" in low or "unknown database" in low:
-        hint = "create the database or pick another one in the target"
-    elif "refused" in low or "can't connect" in low or "could not connect" in low or "timeout" in low:
-        hint = "is the server running and listening on that address and port?"
-    else:
-        hint = "check the target's settings"
-    return DatabaseError(f"cannot connect to {target.describe()}: {text} ({hint})")
-
-
 def connect_pg(target: TargetInfo, autocommit: bool = True):
     import psycopg
     try:
@@ -92,7 +69,7 @@ def connect_pg(target: TargetInfo, autocommit: bool = True):
                                autocommit=autocommit, connect_timeout=10,
                                application_name="versus")
     except psycopg.Error as exc:
-        raise _explain(target, exc) from None
+        raise explain(target, exc) from None
     me = os.getpid()
     if _PG_CONNS and _PG_CONNS[0][0] != me:      # a forked process: its parent's are not its own
         _PG_CONNS[:] = [c for c in _PG_CONNS if c[0] == me]
@@ -180,7 +157,7 @@ def connect_mysql_raw(target: TargetInfo, multi_statements: bool = False,
         try:
             conn = _mysql.connect(database=target.database, **kw)
         except MySQLdb.Error as exc:
-            raise _explain(target, exc) from None
+            raise explain(target, exc) from None
         conn.autocommit(True)
         return conn
     import pymysql
@@ -190,7 +167,7 @@ def connect_mysql_raw(target: TargetInfo, multi_statements: bool = False,
     try:
         return pymysql.connect(database=target.database, autocommit=True, ssl_disabled=True, **kw)
     except pymysql.Error as exc:
-        raise _explain(target, exc) from None
+        raise explain(target, exc) from None
 
 
 def connect_mariadb(target: TargetInfo):
@@ -201,21 +178,7 @@ def connect_mariadb(target: TargetInfo):
                                user=target.user or "root", password=target.password,
                                database=target.database, connect_timeout=10, autocommit=True)
     except mariadb.Error as exc:
-        raise _explain(target, exc) from None
-
-
-class SqlFailed(Exception):
-    """A statement sent through SqlText failed. `code` is the SQLSTATE (PostgreSQL) or the
-    error number (MySQL/MariaDB) as text; `retry`: a deadlock or serialization failure (roll
-    back and try again); `lost`: the connection is gone."""
-
-    def __init__(self, message: str, code: str = "", retry: bool = False, lost: bool = False):
-        super().__init__(message)
-        self.code, self.retry, self.lost = code, retry, lost
-
-
-_PG_RETRY = ("40P01", "40001")          # deadlock detected, serialization failure
-_MY_RETRY = (1213, 1205)                # deadlock, lock wait timeout
+        raise explain(target, exc) from None
 
 
 class SqlText:
@@ -288,15 +251,15 @@ class SqlText:
             code = (err.error_field(self._sqlstate) or b"").decode()
             msg = (err.error_message or b"").decode(errors="replace").strip()
             lost = pg.status != self._pq.ConnStatus.OK
-            raise SqlFailed(msg or "the statement failed", code, code in _PG_RETRY, lost)
+            raise SqlFailed(msg or "the statement failed", code, code in PG_RETRY, lost)
         return out
 
     # MySQL / MariaDB
     def _failed(self, exc: Exception) -> SqlFailed:
         code = exc.args[0] if exc.args and isinstance(exc.args[0], int) else 0
         msg = exc.args[1] if len(exc.args) > 1 else str(exc)
-        lost = code in (2006, 2013) or (isinstance(exc, self._operr) and code >= 2000)
-        return SqlFailed(f"{code}: {msg}", str(code), code in _MY_RETRY, lost)
+        lost = mysql_lost(code, isinstance(exc, self._operr))
+        return SqlFailed(f"{code}: {msg}", str(code), code in MYSQL_RETRY, lost)
 
     def _run_mysqlclient(self, sql: str) -> list[tuple[list[tuple] | None, int]]:
         conn = self.conn
@@ -365,7 +328,7 @@ class SqlSession:
                                                 database=target.database, connect_timeout=10,
                                                 autocommit=True, local_infile=False)
                 except MySQLdb.Error as exc:
-                    raise _explain(target, exc) from None
+                    raise explain(target, exc) from None
             else:
                 self.conn = connect_mysql_raw(target)
 
@@ -426,7 +389,7 @@ class BulkLoader:
         try:
             self.conn = drv.connect(**kw)
         except drv.Error as exc:
-            raise _explain(target, exc) from None
+            raise explain(target, exc) from None
         if relaxed:
             self.execute("SET unique_checks = 0")
             self.execute("SET foreign_key_checks = 0")

@@ -24,8 +24,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..events import BUCKET_LUT, LUT_US, MAX_US, N_BUCKETS, SUB_BITS
-from .clients import Client, PgClient, StatementFailed
+from ...events import BUCKET_LUT, LUT_US, MAX_US, N_BUCKETS, SUB_BITS
+from ..sql.clients import Client, PgClient, StatementFailed
 from .program import NO_DRAW, P_FIXED, Step
 
 SOURCE = Path(__file__).with_name("fastloop.c")

@@ -13,7 +13,7 @@ import random
 import time
 from pathlib import Path
 
-from ..engine.sql.db import SqlSession
+from ..engine.api import SqlSession
 from .values import Strings
 
 BATCH = 5000

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 from typing import Callable, Sequence
 
-from ..engine.sql.db import (DatabaseError, TargetInfo, _explain, connect_mariadb, connect_mysql_raw,
-                  connect_pg, have_mariadb_connector, mysql_driver)
+from .db import (DatabaseError, TargetInfo, connect_mariadb, connect_mysql_raw, connect_pg,
+                 have_mariadb_connector, mysql_driver)
+from .errors import MYSQL_IGNORABLE, PG_IGNORABLE, explain, mysql_lost
 from . import libmariadb
 
 # Per-connection statement counters of MySQL/MariaDB (SHOW SESSION STATUS): what the server
@@ -33,11 +34,6 @@ SESSION_COUNTERS = ("Com_select", "Com_insert", "Com_update", "Com_delete", "Com
                     "Com_commit", "Com_rollback")
 _SESSION_SQL = ("SHOW SESSION STATUS WHERE Variable_name IN ("
                 + ", ".join(f"'{c}'" for c in SESSION_COUNTERS) + ")")
-# errors sysbench ignores and goes on after: its pgsql driver's deadlock and unique
-# violation, its mysql driver's default --mysql-ignore-errors=1213,1020,1205
-PG_IGNORABLE = {b"40P01", b"23505", "40P01", "23505"}
-MYSQL_IGNORABLE = {1213, 1020, 1205}
-MYSQL_LOST = {2006, 2013, 2055}
 
 Run = Callable[[Sequence], int]
 
@@ -223,10 +219,10 @@ class LibmariadbClient(Client):
                                               target.user or "root", target.password,
                                               target.database)
         except libmariadb.LibError as exc:
-            raise _explain(target, exc) from None
+            raise explain(target, exc) from None
 
     def _failed(self, exc: libmariadb.LibError) -> StatementFailed:
-        lost = exc.errno in MYSQL_LOST or not self.conn.alive()
+        lost = mysql_lost(exc.errno) or not self.conn.alive()
         return StatementFailed(str(exc), lost=lost, ignorable=exc.errno in MYSQL_IGNORABLE)
 
     def session_statements(self) -> int | None:
@@ -281,7 +277,7 @@ class MariadbClient(_CursorCounts, Client):
 
     def _failed(self, exc) -> StatementFailed:
         errno = getattr(exc, "errno", None)
-        lost = errno in MYSQL_LOST or not self._alive()
+        lost = mysql_lost(errno) or not self._alive()
         return StatementFailed(str(exc), lost=lost, ignorable=errno in MYSQL_IGNORABLE)
 
     def _alive(self) -> bool:
@@ -328,7 +324,7 @@ class MariadbClient(_CursorCounts, Client):
 # --- MySQL / MariaDB: text protocol -------------------------------------------------------
 def _text_failed(exc: Exception, op_error: type) -> StatementFailed:
     code = exc.args[0] if exc.args else None
-    return StatementFailed(str(exc), lost=isinstance(exc, op_error) and code in MYSQL_LOST,
+    return StatementFailed(str(exc), lost=mysql_lost(code, isinstance(exc, op_error)),
                            ignorable=code in MYSQL_IGNORABLE)
 
 
