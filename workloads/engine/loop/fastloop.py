@@ -278,7 +278,7 @@ class Job:
                 finally:
                     pq.PQclear(res)
         else:
-            exc = self.client._failed(run.handle.error())
+            exc = self.client.failed(run.handle.error())
         exc.sent = int(j.sent)
         return exc
 

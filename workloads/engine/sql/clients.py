@@ -221,7 +221,7 @@ class LibmariadbClient(Client):
         except libmariadb.LibError as exc:
             raise explain(target, exc) from None
 
-    def _failed(self, exc: libmariadb.LibError) -> StatementFailed:
+    def failed(self, exc: libmariadb.LibError) -> StatementFailed:
         lost = mysql_lost(exc.errno) or not self.conn.alive()
         return StatementFailed(str(exc), lost=lost, ignorable=exc.errno in MYSQL_IGNORABLE)
 
@@ -237,7 +237,7 @@ class LibmariadbClient(Client):
         put, execute, free = stmt.setter(), lib.mysql_stmt_execute, lib.mysql_stmt_free_result
         store, nrows = lib.mysql_stmt_store_result, lib.mysql_stmt_num_rows
         affected = lib.mysql_stmt_affected_rows
-        fail = self._failed
+        fail = self.failed
 
         if stmt.results and not count:
             def run(params=()):
