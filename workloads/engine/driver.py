@@ -631,6 +631,7 @@ class Agent:
         watch = ClientWatch(os.getpid())
         prev = read_proc()
         groups.sample()
+        watch.start(groups.driver_pids())
         prev = around(prev, read_cpu())
         prev_t = self.em.now()
         cpu_mark = time.thread_time()
@@ -652,8 +653,8 @@ class Agent:
             du = sum(by_group.get(g, (0, 0))[0] for g in (DRIVER, MONITOR)) / TICK
             ds = sum(by_group.get(g, (0, 0))[1] for g in (DRIVER, MONITOR)) / TICK
             body["driver_cpu"] = {"user_s": round(du, 4), "system_s": round(ds, 4)}
-            body["client"] = watch.interval(now - prev_t, du + ds, list(self._vu_pids),
-                                            groups.foreground_tasks())
+            body["client"] = watch.interval(now - prev_t, groups.driver_pids(),
+                                            list(self._vu_pids), groups.foreground_tasks())
             body["cpu_groups"] = percent(by_group, ticks)
             if capped:
                 body["cpu_groups_other_capped"] = round(100.0 * capped / (ticks or 1), 2)

@@ -3,7 +3,12 @@
 Two signs, per interval, for the driver (the agent and every process it started):
 
 - its CPU use against the cores it may use: its CPU affinity (os.sched_getaffinity) and
-  its cgroup's CPU quota (cpu.max, or cpu.cfs_quota_us in cgroup v1);
+  its cgroup's CPU quota (cpu.max, or cpu.cfs_quota_us in cgroup v1). The use is the
+  nanoseconds on a CPU of its tasks (/proc/PID/task/TID/schedstat), read together and timed
+  by a clock read around them: the clock-tick totals of the scan of every process are read
+  over a whole scan, which under load (a scan preempted, or throttled with the driver by
+  its quota) spans a good part of a second, and one interval read 0.49 cores under a
+  0.3-core quota;
 - its virtual users waiting to run: the run-queue wait of /proc/PID/schedstat (time a VU
   was ready but had no CPU), as a share of the interval, averaged over the VUs.
 
@@ -18,6 +23,7 @@ the warning, and the phase's summary says how much of it was limited.
 from __future__ import annotations
 
 import os
+import time
 
 from .sampler import read_text
 
@@ -116,19 +122,59 @@ class RunQueueWait:
         return sum(waits) / len(waits) if waits and dt > 0 else None
 
 
+class TaskCpu:
+    """Seconds on a CPU of a set of processes (all their threads) since the previous read,
+    and the seconds between the two reads, by a clock read around each (so the two are
+    taken together). A task new since the previous read counts whole (it started after it);
+    one that ended since loses its last part-interval (reads low, never high)."""
+
+    def __init__(self) -> None:
+        self._last: dict[str, int] = {}
+        self._t: float | None = None
+
+    def read(self, pids: list[int]) -> tuple[float, float] | None:
+        """(CPU seconds, elapsed seconds) since the previous read; None on the first."""
+        t0 = time.monotonic()
+        now: dict[str, int] = {}
+        for pid in pids:
+            try:
+                tids = os.listdir(f"/proc/{pid}/task")
+            except OSError:
+                continue
+            for tid in tids:
+                st = schedstat(f"/proc/{pid}/task/{tid}")
+                if st is not None:
+                    now[f"{pid}/{tid}"] = st[0]
+        t = (t0 + time.monotonic()) / 2
+        last, prev_t = self._last, self._t
+        self._last, self._t = now, t
+        if prev_t is None or t <= prev_t:
+            return None
+        ns = sum(v - last.get(k, 0) for k, v in now.items() if v >= last.get(k, 0))
+        return ns / 1e9, t - prev_t
+
+
 class ClientWatch:
     """Per interval: the driver's cores in use, its VUs' and the server connections'
     run-queue wait, and the verdict."""
 
     def __init__(self, driver_pid: int):
         self.driver_pid = driver_pid
+        self._cpu = TaskCpu()
         self._vus = RunQueueWait()
         self._server = RunQueueWait()
 
-    def interval(self, dt: float, driver_cpu_s: float, vu_pids: list[int],
+    def start(self, driver_pids: list[int]) -> None:
+        """The first read of the driver's CPU, where the sampler's first interval starts."""
+        self._cpu.read(driver_pids)
+
+    def interval(self, dt: float, driver_pids: list[int], vu_pids: list[int],
                  server_tasks: list[str]) -> dict:
+        """`dt`: the sampler's interval, for the waits; the driver's cores are timed by
+        their own reads (`driver_pids`: the agent and every process it started)."""
         allowed, allowed_by = allowed_cores(self.driver_pid)
-        cores = driver_cpu_s / dt if dt > 0 else 0.0
+        used = self._cpu.read(driver_pids)
+        cores = used[0] / used[1] if used is not None else 0.0
         vu_wait = self._vus.share([f"/proc/{p}" for p in vu_pids], dt)
         srv_wait = self._server.share(server_tasks, dt) if vu_pids else None
         # VUs that wait far more than the server's connections do: the client side is short

@@ -352,6 +352,10 @@ class ProcGroups:
         while len(self._gone) > 4096:
             self._gone.pop(next(iter(self._gone)))
 
+    def driver_pids(self) -> list[int]:
+        """The driver's processes (the agent and every process it started), as last read."""
+        return [pid for pid, s in self._seen.items() if s.group == DRIVER]
+
     def foreground_tasks(self) -> list[str]:
         """/proc paths of the server's foreground processes or threads (as last read)."""
         srv = self.server
