@@ -25,7 +25,8 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from workloads.engine.measure.counters import ServerCounters  # noqa: E402
 from workloads.engine.sql.db import TargetInfo  # noqa: E402
-from workloads.engine.measure.procgroups import TICK, ProcGroups, locate_server, read_stat  # noqa: E402
+from workloads.engine.measure.locate import locate_server  # noqa: E402
+from workloads.engine.measure.procgroups import TICK, ProcGroups, read_stat  # noqa: E402
 from workloads.engine.measure.sampler import read_proc  # noqa: E402
 
 TARGETS = {

@@ -13,9 +13,10 @@ import pytest
 
 from tests.workloads.agentrun import PG15, local_target, managed_target, run_agent
 from workloads.engine.sql.db import SqlSession, TargetInfo
-from workloads.engine.measure.procgroups import (BG_OTHER, DRIVER, FG, OTHER, TICK, ProcGroups, cap_other,
-                                  is_local_address, locate_server, mysql_thread_group, pg_group,
-                                  read_stat)
+from workloads.engine.measure.locate import is_local_address, locate_server
+from workloads.engine.measure.procgroups import (BG_OTHER, DRIVER, FG, OTHER, TICK, ProcGroups,
+                                                 cap_other, mysql_thread_group, pg_group,
+                                                 read_stat)
 
 # judges the host's CPU: alone, not beside other tests
 pytestmark = pytest.mark.serial
