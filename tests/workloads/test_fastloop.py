@@ -1,5 +1,6 @@
 """The compiled event loop's parts that the end-to-end runs (test_micro.py) cannot isolate:
-its ids drawn as values.py draws them, and the fallback when the host cannot build it."""
+its ids drawn as values.py draws them, its structures, constants and histogram bucket as the
+Python side has them, and the fallback when the host cannot build it."""
 from __future__ import annotations
 
 import ctypes as C
@@ -10,6 +11,7 @@ import pytest
 
 from workloads.engine.sql.db import DatabaseError, TargetInfo
 from workloads.engine.loop import fastloop
+from workloads.events import BUCKET_LUT, LUT_US, MAX_US, N_BUCKETS, SUB_BITS, bucket_of
 from workloads.sbtest import runner
 from workloads.sbtest.values import id_picker, zipf_constants
 
@@ -75,3 +77,36 @@ def test_without_a_compiler_the_python_loop_runs_and_says_why(fresh_build, monke
                     "loop (Debian: apt-get install gcc)")
     with pytest.raises(DatabaseError, match="client-loop=compiled, but no C compiler"):
         runner.loop_for(target, {"client-loop": "compiled"})
+
+
+def test_the_compiled_loops_structures_and_constants_are_the_python_sides(fresh_build):
+    lib = fastloop.library()
+    assert lib is not None, fastloop.why()
+    lib.fastloop_layout.restype = C.c_char_p
+    c_side = dict(kv.split("=") for kv in lib.fastloop_layout().decode().split())
+    c_side = {k: int(v) for k, v in c_side.items()}
+    assert c_side == fastloop.layout()
+
+
+def test_the_compiled_loops_histogram_bucket_is_bucket_of_from_1_us_to_2_to_the_37(
+        fresh_build):
+    lib = fastloop.library()
+    assert lib is not None, fastloop.why()
+
+    j = fastloop.VJob()
+    j.lut = C.addressof((C.c_uint16 * len(BUCKET_LUT)).from_buffer(BUCKET_LUT))
+    j.lut_us, j.sub_bits, j.max_us, j.n_buckets = LUT_US, SUB_BITS, MAX_US, N_BUCKETS
+    # every value up to 2^16 µs, then each power of two ± 1 and 64 spread values per octave
+    # up to 2^37 (the last bucket's edge) and a little beyond
+    values = set(range(1, 1 << 16))
+    for e in range(16, 39):
+        base = 1 << e
+        values |= {base - 1, base, base + 1}
+        values |= {base + k * (base // 64) for k in range(64)}
+    us = sorted(values)
+    arr = (C.c_uint64 * len(us))(*us)
+    out = (C.c_int64 * len(us))()
+    lib.fastloop_buckets(C.byref(j), C.c_int64(len(us)), arr, out)
+    differ = [(u, b, bucket_of(u)) for u, b in zip(us, out) if b != bucket_of(u)]
+    assert not differ, differ[:10]
+    assert max(out) == N_BUCKETS - 1 and bucket_of(MAX_US) == N_BUCKETS - 1

@@ -8,6 +8,8 @@
  * header is needed and the loop calls exactly what the Python client would. The struct
  * layouts mirror fastloop.py's ctypes structures. */
 #include <math.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +74,44 @@ typedef struct {
 int fastloop_abi(void) { return FASTLOOP_ABI; }
 int64_t fastloop_job_size(void) { return (int64_t)sizeof(vjob); }
 
+/* The layout and constants the Python side mirrors (fastloop.py's structures, program.py's
+ * parameter kinds), for a test to compare: name=value pairs, one string. */
+#define OFF(s, f) #s "." #f "=%ld "
+const char *fastloop_layout(void) {
+    static char buf[2048];
+    static const char *fmt =
+        "sizeof.vparam=%ld sizeof.vstmt=%ld sizeof.vstep=%ld sizeof.vjob=%ld "
+        OFF(vparam, fixed) OFF(vstmt, len) OFF(vstep, flags) OFF(vstep, params)
+        OFF(vstep, stmts) OFF(vjob, steps) OFF(vjob, conn) OFF(vjob, fn)
+        OFF(vjob, result_format) OFF(vjob, size) OFF(vjob, z_e) OFF(vjob, rng) OFF(vjob, cpool)
+        OFF(vjob, padpool) OFF(vjob, stop) OFF(vjob, arr) OFF(vjob, base) OFF(vjob, carr)
+        OFF(vjob, cs) OFF(vjob, lut) OFF(vjob, lut_us) OFF(vjob, sub_bits) OFF(vjob, max_us)
+        OFF(vjob, n_buckets) OFF(vjob, values) OFF(vjob, nums) OFF(vjob, failed_step)
+        OFF(vjob, sent) OFF(vjob, pgres)
+        "P_ID=%d P_LO_PLUS=%d P_C=%d P_PAD=%d P_FIXED=%d P_SAVED=%d NO_DRAW=%d "
+        "F_RESULTS=%d F_COUNT=%d F_SAVE=%d ENG_PG=%d ENG_MYSQL=%d "
+        "D_UNIFORM=%d D_SPECIAL=%d D_ZIPF=%d ABI=%d";
+    snprintf(buf, sizeof buf, fmt,
+             (long)sizeof(vparam), (long)sizeof(vstmt), (long)sizeof(vstep), (long)sizeof(vjob),
+             (long)offsetof(vparam, fixed), (long)offsetof(vstmt, len),
+             (long)offsetof(vstep, flags), (long)offsetof(vstep, params),
+             (long)offsetof(vstep, stmts), (long)offsetof(vjob, steps),
+             (long)offsetof(vjob, conn), (long)offsetof(vjob, fn),
+             (long)offsetof(vjob, result_format), (long)offsetof(vjob, size),
+             (long)offsetof(vjob, z_e), (long)offsetof(vjob, rng), (long)offsetof(vjob, cpool),
+             (long)offsetof(vjob, padpool), (long)offsetof(vjob, stop), (long)offsetof(vjob, arr),
+             (long)offsetof(vjob, base), (long)offsetof(vjob, carr), (long)offsetof(vjob, cs),
+             (long)offsetof(vjob, lut), (long)offsetof(vjob, lut_us),
+             (long)offsetof(vjob, sub_bits), (long)offsetof(vjob, max_us),
+             (long)offsetof(vjob, n_buckets), (long)offsetof(vjob, values),
+             (long)offsetof(vjob, nums), (long)offsetof(vjob, failed_step),
+             (long)offsetof(vjob, sent), (long)offsetof(vjob, pgres),
+             P_ID, P_LO_PLUS, P_C, P_PAD, P_FIXED, P_SAVED, NO_DRAW,
+             F_RESULTS, F_COUNT, F_SAVE, ENG_PG, ENG_MYSQL, D_UNIFORM, D_SPECIAL, D_ZIPF,
+             FASTLOOP_ABI);
+    return buf;
+}
+
 /* xoshiro256** */
 static inline uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 static inline double rr(vjob *j) {
@@ -124,7 +164,7 @@ static int64_t pick(vjob *j) {
     }
 }
 
-static inline void hist_add(vjob *j, uint64_t us) {
+static inline int64_t bucket(const vjob *j, uint64_t us) {
     int64_t b;
     if (us < (uint64_t)j->lut_us) {
         b = j->lut[us];
@@ -135,7 +175,14 @@ static inline void hist_add(vjob *j, uint64_t us) {
         int64_t exp2 = (64 - __builtin_clzll(us)) - j->sub_bits;
         b = ((int64_t)1 << j->sub_bits) + (exp2 - 1) * half + ((int64_t)(us >> exp2) - half);
     }
-    j->arr[j->base + 2 + b] += 1;
+    return b;
+}
+
+static inline void hist_add(vjob *j, uint64_t us) { j->arr[j->base + 2 + bucket(j, us)] += 1; }
+
+/* For the test against events.bucket_of: the histogram bucket of each of n latencies. */
+void fastloop_buckets(const vjob *j, int64_t n, const uint64_t *us, int64_t *out) {
+    for (int64_t i = 0; i < n; i++) out[i] = bucket(j, us[i]);
 }
 
 static inline char *format_int(char *p, int64_t v) {

@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ...events import BUCKET_LUT, LUT_US, MAX_US, N_BUCKETS, SUB_BITS
 from ..sql.clients import Client, PgClient, StatementFailed
-from .program import NO_DRAW, P_FIXED, Step
+from .program import NO_DRAW, P_C, P_FIXED, P_ID, P_LO_PLUS, P_PAD, P_SAVED, Step
 
 SOURCE = Path(__file__).with_name("fastloop.c")
 DRIVES = ("postgres", "libmariadb")          # the clients (kinds) whose libraries it calls
@@ -130,6 +130,28 @@ def library():
 
 def why() -> str:
     return _why
+
+
+def layout() -> dict[str, int]:
+    """What the compiled loop's C side must agree on, as the Python side has it: the
+    structures' sizes and field offsets, the parameter kinds, flags, engines, distributions
+    and the ABI (fastloop.c's fastloop_layout() says the same names)."""
+    out = {f"sizeof.{n}": C.sizeof(s) for n, s in
+           (("vparam", VParam), ("vstmt", VStmt), ("vstep", VStep), ("vjob", VJob))}
+    for name, struct, fields in (
+            ("vparam", VParam, ("fixed",)), ("vstmt", VStmt, ("len",)),
+            ("vstep", VStep, ("flags", "params", "stmts")),
+            ("vjob", VJob, ("steps", "conn", "fn", "result_format", "size", "z_e", "rng",
+                            "cpool", "padpool", "stop", "arr", "base", "carr", "cs", "lut",
+                            "lut_us", "sub_bits", "max_us", "n_buckets", "values", "nums",
+                            "failed_step", "sent", "pgres"))):
+        for f in fields:
+            out[f"{name}.{f}"] = getattr(struct, f).offset
+    out.update(P_ID=P_ID, P_LO_PLUS=P_LO_PLUS, P_C=P_C, P_PAD=P_PAD, P_FIXED=P_FIXED,
+               P_SAVED=P_SAVED, NO_DRAW=NO_DRAW, F_RESULTS=F_RESULTS, F_COUNT=F_COUNT,
+               F_SAVE=F_SAVE, ENG_PG=ENG_PG, ENG_MYSQL=ENG_MYSQL, D_UNIFORM=DISTS["uniform"],
+               D_SPECIAL=DISTS["special"], D_ZIPF=DISTS["zipfian"], ABI=ABI)
+    return out
 
 
 def _fn(f) -> int:
