@@ -391,6 +391,24 @@ def cmd_check_workload(name: str) -> int:
     return 0 if result["ok"] else 1
 
 
+def cmd_probe(name: str) -> int:
+    """Whether this host can run the workload with these parameters (its spec's `probe`: an
+    external tool installed, a test name it knows), asked before the run is recorded; the
+    resolved parameters come as JSON on stdin. Prints {"ok": true} or {"ok": false,
+    "error": sentence}."""
+    try:
+        wl = get(name)
+        values = wl.resolve(json.loads(sys.stdin.readline() or "{}"))
+        why = None
+        if wl.probe:
+            mod, _, fn = wl.probe.partition(":")
+            why = getattr(importlib.import_module(mod), fn)(values)
+    except (ParamError, UnknownWorkload) as exc:
+        why = str(exc)
+    print(json.dumps({"ok": not why, "error": why}))
+    return 0 if not why else 1
+
+
 def main(argv=None) -> int:
     args = sys.argv[1:] if argv is None else list(argv)
     if args and args[0].startswith("plan-"):         # the host-side plan queue
@@ -413,6 +431,7 @@ def main(argv=None) -> int:
     cl.add_argument("--keep", action="append", default=[], metavar="RUN_ID")
     sub.add_parser("check")
     sub.add_parser("check-workload").add_argument("--workload", required=True)
+    sub.add_parser("probe").add_argument("--workload", required=True)
     sub.add_parser("apply-profile")
     sub.add_parser("workloads")
     sub.add_parser("version")
@@ -433,6 +452,8 @@ def main(argv=None) -> int:
         return cmd_check()
     if a.cmd == "check-workload":
         return cmd_check_workload(a.workload)
+    if a.cmd == "probe":
+        return cmd_probe(a.workload)
     if a.cmd == "apply-profile":         # JSON spec, then the password, on stdin
         from .engine.servers.profile_apply import main as apply_main
         return apply_main()

@@ -208,6 +208,12 @@ class AgentControl:
         return self.request("check", payload=target_spec, password=password, ok_key="ok",
                             what="the agent could not check the target")["version"]
 
+    def probe(self, workload: str, params: dict) -> None:
+        """RemoteError with the host's sentence when it cannot run the workload with these
+        parameters (an external tool missing, a test name the tool does not know)."""
+        self.request("probe", "--workload", workload, payload=params, ok_key="ok",
+                     what="the host could not be asked whether it can run " + workload)
+
     def check_workload(self, workload: str, target_spec: dict, password: str) -> dict:
         """A workload's consistency check on a target, run by the agent on the host:
         {'ok', 'lines': [...], …}; RemoteError when it could not check."""

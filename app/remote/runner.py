@@ -217,6 +217,8 @@ class RunController:
                     f"list) or install it there (Debian: python3-psycopg, python3-pymysql)")
             if ctl.deploy():
                 self.on_status("uploaded the agent to the host")
+            if spec.probe:              # an external tool: installed, and knows the test?
+                ctl.probe(spec.name, params)
             run_id = new_run_id()
             session = SessionFile(session_path, readonly=False)
         except BaseException:

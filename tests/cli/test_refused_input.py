@@ -1,5 +1,7 @@
 """Bad input is refused on the laptop before anything starts: exit 2, one sentence, no run
 recorded (README: "2 bad input (nothing started)")."""
+import shutil
+
 import pytest
 
 from tests.dbs import versus
@@ -25,3 +27,14 @@ def test_perf_trace_parameters_by_their_declaration(tmp_path, versus_home, pg_db
     args = [x for s in ["queries=select", "seconds=1", "table-size=100", *sets]
             for x in ("--set", s)]
     assert says in refused(tmp_path, "--target", pg_db, "--workload", "perf-trace", *args)
+
+
+@pytest.mark.parametrize("db", ["pg_db", "mariadb_db"])
+def test_a_sysbench_test_the_hosts_sysbench_does_not_know(request, db, tmp_path, versus_home):
+    if not shutil.which("sysbench"):
+        pytest.skip("sysbench is not installed (Debian: apt-get install sysbench)")
+    said = refused(tmp_path, "--target", request.getfixturevalue(db), "--workload", "sysbench",
+                   "--set", "test=oltp_nosuch")
+    assert ("sysbench cannot run test=oltp_nosuch: FATAL: Cannot find benchmark "
+            "'oltp_nosuch'") in said
+

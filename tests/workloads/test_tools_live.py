@@ -134,10 +134,27 @@ def test_pgbench_refuses_mariadb(mariadb_db, versus_home, tmp_path):
 def test_missing_tool_is_a_sentence_before_the_run_starts(pg_db, versus_home, tmp_path):
     out = tmp_path / "missing.versus"
     r = _run(pg_db, "hammerdb", out, "cli=/nonexistent/hdb", "duration=60")
+    assert r.returncode == 2                    # bad input: nothing started, nothing recorded
+    assert re.search(r"hdb is not installed on \S+; install HammerDB's CLI kit", r.stderr)
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("db", ["pg_db", "mariadb_db"])
+def test_sysbench_says_its_own_fatal_lines_when_it_fails(request, db, versus_home, tmp_path):
+    """A script sysbench finds (so the probe lets it by) whose prepare fails: the run's
+    reason is sysbench's FATAL line from its output, not "see the run log"."""
+    if not shutil.which("sysbench"):
+        pytest.skip("sysbench is not installed (Debian: apt-get install sysbench)")
+    script = tmp_path / "bad.lua"
+    script.write_text('function cleanup() end\nfunction prepare() error("no tables here") end\n'
+                      'function event() end\n')
+    out = tmp_path / "sb.versus"
+    r = _run(request.getfixturevalue(db), "sysbench", out, f"test={script}")
     assert r.returncode == 1
-    assert re.search(r"hdb is not installed on \S+; install HammerDB's CLI kit", r.stdout + r.stderr)
-    _, evs = _events(out)
-    assert [e["kind"] for e in evs] == ["hello", "error", "end"]     # nothing started
+    rec, _ = _events(out)
+    assert rec.status == "failed"
+    assert "sysbench exited with status 1: FATAL: `prepare' function failed" in rec.reason
+    assert "no tables here" in rec.reason
 
 
 @pytest.mark.skipif(not (os.access(KIT, os.X_OK) and

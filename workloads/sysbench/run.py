@@ -4,6 +4,7 @@ report as the phase summary. The password goes in a 0600 `--config-file`."""
 from __future__ import annotations
 
 import re
+import subprocess
 
 from ..sbtest.load import table_matches
 from ..engine.api import SqlSession
@@ -29,7 +30,21 @@ def password_option(target) -> str:
 
 
 def probe(values: dict) -> str | None:
-    return missing("sysbench", INSTALL)
+    """Why sysbench cannot run this test here (not installed, a test it does not know), asked
+    of the host's own sysbench before anything starts; None when it can."""
+    why = missing("sysbench", INSTALL)
+    if why:
+        return why
+    test = str(values.get("test", ""))
+    try:
+        c = subprocess.run([require("sysbench", INSTALL), test, "help"], capture_output=True,
+                           text=True, timeout=30, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"sysbench could not be asked about test={test}: {exc}"
+    said = [ln.strip() for ln in (c.stdout + c.stderr).splitlines() if ln.startswith("FATAL")]
+    if c.returncode == 0 or not said:       # a script of the user's may have no help
+        return None
+    return f"sysbench cannot run test={test}: {'; '.join(said[:3])}"
 
 
 def run(agent) -> None:

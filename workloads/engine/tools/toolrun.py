@@ -89,6 +89,7 @@ class ToolProcess:
         self.t_start = agent.em.now()
         self._q: queue.Queue = queue.Queue()
         self._stderr_lines: list[str] = []
+        self._fatal_lines: list[str] = []     # a tool's own FATAL lines on its output
         agent.track_processes([self.proc.pid])
         agent.log(f"started {self.name} (pid {self.proc.pid}): {' '.join(self.argv)}")
         self._threads = [threading.Thread(target=self._read, args=(self.proc.stdout, "out"),
@@ -129,6 +130,8 @@ class ToolProcess:
             if line is None:
                 open_streams -= 1
                 continue
+            if which == "out" and line.startswith("FATAL"):
+                self._fatal_lines = [*self._fatal_lines[-2:], line.strip()]
             if which == "err" and line.strip():
                 self._stderr_lines.append(line)
                 if not stderr:
@@ -177,5 +180,5 @@ class ToolProcess:
         if self.stopped:
             self.agent.check_stop()          # the user's stop: the agent's StopRun
         if self.returncode:
-            last = "; ".join(self._stderr_lines[-3:]) or "see the run log"
+            last = "; ".join(self._stderr_lines[-3:] or self._fatal_lines) or "see the run log"
             raise ToolFailed(f"{self.name} exited with status {self.returncode}: {last}")
