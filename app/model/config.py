@@ -35,9 +35,37 @@ def address_problem(address: str) -> str:
         if size > 63:
             return (f"{address!r} is not a valid host name: the part {label[:20]!r}… is longer "
                     f"than 63 characters, the most a part between dots may have")
+        bad = next((c for c in label if not (c.isalnum() or c in "-_")), None)
+        if bad is not None:
+            return (f"{address!r} is not a valid host name: {bad!r} is not a letter, digit or "
+                    f"hyphen; check the address")
     if len(name) > 253:
         return f"{address[:40]!r}… is not a valid host name: longer than 253 characters"
     return ""
+
+
+def port_problem(port) -> str:
+    """Why `port` cannot be a TCP port, as a sentence; "" when it can."""
+    try:
+        n = int(str(port).strip())
+    except ValueError:
+        return f"{port!r} is not a port: give a number from 1 to 65535"
+    return "" if 1 <= n <= 65535 else f"{n} is not a port: ports are 1 to 65535"
+
+
+def python_problem(python: str) -> str:
+    """Why `python` cannot be the command that runs the agent's Python on a host; "" when it
+    can: a path or a name (python3, /opt/py/bin/python3.12), not a shell command line."""
+    p = (python or "").strip()
+    if p and all(c.isalnum() or c in "/._+-~" for c in p):
+        return ""
+    return (f"{python!r} is not a Python interpreter: give its name or path (python3, "
+            f"/usr/bin/python3.11), without spaces or shell characters")
+
+
+def host_problem(h: "HostConfig") -> str:
+    """Why a host's address, port or Python cannot be what they claim; "" when they can."""
+    return address_problem(h.address) or port_problem(h.port) or python_problem(h.python)
 
 
 @dataclass

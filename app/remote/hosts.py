@@ -4,7 +4,7 @@ from __future__ import annotations
 import os
 import re
 
-from app.model.config import LOCAL_HOST, HostConfig, address_problem
+from app.model.config import LOCAL_HOST, HostConfig, address_problem, host_problem, port_problem
 from app.store import paths
 from app.store.catalog import Catalog
 
@@ -22,7 +22,7 @@ def resolve_host(spec: str, catalog=None) -> HostConfig:
     if catalog is not None:
         saved = catalog.host(spec)
         if saved:
-            problem = address_problem(saved.address)
+            problem = host_problem(saved)
             if problem:
                 raise RemoteError(f"saved host {spec!r}: {problem}")
             return saved
@@ -30,7 +30,7 @@ def resolve_host(spec: str, catalog=None) -> HostConfig:
     if not m:
         raise RemoteError(f"{spec!r} is not a host: use 'local', a saved host's name, or "
                           f"[user@]address[:port]")
-    problem = address_problem(m["addr"])
+    problem = address_problem(m["addr"]) or (port_problem(m["port"]) if m["port"] else "")
     if problem:
         raise RemoteError(problem)
     return HostConfig(name=spec, address=m["addr"].strip("[]"), user=m["user"] or "",

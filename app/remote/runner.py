@@ -82,11 +82,17 @@ def resolve_target(spec: str, catalog=None) -> TargetConfig:
                           "lists and shell history); store it in the keyring or set "
                           "VERSUS_DB_PASSWORD")
     engine = schemes[u.scheme]
+    from app.model.config import DEFAULT_PORTS, address_problem, port_problem
     try:
         port = u.port
     except ValueError:
-        raise TargetError(f"the port in {spec!r} is not a number") from None
-    from app.model.config import DEFAULT_PORTS
+        port_text = u.netloc.rpartition("@")[2].rpartition(":")[2]
+        raise TargetError(f"the port in {spec!r}: {port_problem(port_text) or 'not a number'}") \
+            from None
+    problem = (address_problem(u.hostname) if u.hostname else "") or \
+        (port_problem(port) if port is not None else "")
+    if problem:
+        raise TargetError(f"target {spec!r}: {problem}")
     return TargetConfig(name=spec, engine=engine, address=u.hostname or "127.0.0.1",
                         port=port or DEFAULT_PORTS[engine], user=unquote(u.username or ""),
                         database=unquote(u.path.lstrip("/")))

@@ -11,7 +11,7 @@ from pathlib import Path
 import tomli_w
 
 from app.model.config import (BUILTIN_HOST, BUILTIN_TARGET, ENGINES, EMBEDDED_TARGET,
-                              LOCAL_HOST, HostConfig, TargetConfig)
+                              LOCAL_HOST, HostConfig, TargetConfig, host_problem)
 
 from . import paths
 
@@ -58,6 +58,9 @@ class Catalog:
 
     def save_host(self, h: HostConfig) -> None:
         name = _valid_name(h.name)
+        problem = host_problem(h)
+        if problem:
+            raise CatalogError(problem)
         if name == LOCAL_HOST:
             raise CatalogError("'local' is this computer and cannot be redefined")
         if not h.address.strip():

@@ -38,3 +38,23 @@ def test_a_sysbench_test_the_hosts_sysbench_does_not_know(request, db, tmp_path,
     assert ("sysbench cannot run test=oltp_nosuch: FATAL: Cannot find benchmark "
             "'oltp_nosuch'") in said
 
+
+@pytest.mark.parametrize("args, says", [
+    (["--target", "postgresql://postgres@127.0.0.1;touch x:5432/postgres"],
+     "'127.0.0.1;touch x' is not a valid host name: ';' is not a letter, digit or hyphen"),
+    (["--target", "postgresql://postgres@127.0.0.1:99999/postgres"],
+     "99999 is not a port: ports are 1 to 65535"),
+    (["--target", "mysql://root@127.0.0.1:3306/x", "--host", "root@127.0.0.1:99999"],
+     "99999 is not a port: ports are 1 to 65535"),
+])
+def test_a_url_or_host_that_cannot_be_what_it_claims(tmp_path, versus_home, args, says):
+    assert says in refused(tmp_path, *args, "--workload", "point-query", "--duration", "1")
+
+
+def test_host_add_refuses_a_python_that_is_a_shell_command(versus_home):
+    r = versus("host", "add", "h1", "--address", "127.0.0.1", "--python", "python3;touch /tmp/x")
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "'python3;touch /tmp/x' is not a Python interpreter" in r.stderr
+    r = versus("host", "add", "h1", "--address", "127.0.0.1", "--port", "99999")
+    assert r.returncode == 2 and "99999 is not a port" in r.stderr
+    assert "h1" not in versus("host", "list").stdout
