@@ -8,6 +8,9 @@ after another on one host. Plain data; parsed from the TOML a user saves and sha
     stop_on_failure = false
     perf = false                   # perf stat on the server in every run (costs throughput)
     profiles = ["defaults", "bench"]   # per target engine: profiles/<engine>/<name>.toml
+    repeat = 3                     # every run 3 times, in rounds: A B A B A B
+    order = "interleaved"          # or "shuffled": each round in its own random order
+    seed = 1                       # the shuffle's seed (the same plan, the same order)
 
     [params]                       # the same for every run
     duration = 60
@@ -36,6 +39,7 @@ after another on one host. Plain data; parsed from the TOML a user saves and sha
 from __future__ import annotations
 
 import itertools
+import random
 import tomllib
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,6 +47,8 @@ from typing import Any
 RUN_STATES = ("waiting", "loading", "running", "done", "failed", "skipped")
 FINAL_STATES = ("done", "failed", "skipped")
 DEFAULT_OVERHEAD_S = 20.0     # start, load, stop of one run until a finished run tells us
+ORDERS = ("interleaved", "shuffled")
+MAX_REPEAT = 100
 
 
 class PlanError(ValueError):
@@ -70,6 +76,9 @@ class PlannedRun:
     profile: str                  # profile reference ("" = none)
     params: dict[str, Any]
     vary: dict[str, Any] = field(default_factory=dict)   # the values this run varies
+    config: int = 0               # which configuration (target, profile, values) it runs
+    round: int = 1                # its repeat of that configuration, 1 … repeat
+    repeats: int = 1
 
     @property
     def label(self) -> str:
@@ -77,7 +86,8 @@ class PlannedRun:
         if self.profile:
             parts.append(self.profile)
         parts += [f"{k}={v}" for k, v in self.vary.items()]
-        return " / ".join(parts)
+        text = " / ".join(parts)
+        return f"{text} #{self.round}" if self.repeats > 1 else text
 
 
 @dataclass
@@ -93,6 +103,9 @@ class Plan:
     pause_s: float = 0.0
     stop_on_failure: bool = False
     perf: bool = False            # perf stat on the server's processes in every run
+    repeat: int = 1               # runs of every configuration, in rounds
+    order: str = "interleaved"    # a round's order: the plan's ("interleaved") or "shuffled"
+    seed: int = 0                 # the shuffle's seed
 
     def target(self, name: str) -> PlanTarget:
         for t in self.targets:
@@ -101,16 +114,17 @@ class Plan:
         raise PlanError(f"the plan has no target named {name!r} (it has "
                         f"{', '.join(t.name for t in self.targets)})")
 
-    def expand(self) -> list[PlannedRun]:
-        """Every run in order: the explicit list, else targets x profiles x matrix values.
-        A run's params are the plan's params overlaid with its own (matrix) values."""
+    def configurations(self) -> list[PlannedRun]:
+        """Each configuration once, in the plan's order: the explicit list, else targets x
+        profiles x matrix values. A run's params are the plan's params overlaid with its own
+        (matrix) values."""
         out: list[PlannedRun] = []
         if self.runs:
             for r in self.runs:
                 self.target(r["target"])
                 out.append(PlannedRun(len(out), r["target"], r.get("profile", ""),
                                       {**self.params, **r.get("params", {})},
-                                      dict(r.get("params", {}))))
+                                      dict(r.get("params", {})), len(out)))
             return out
         keys = list(self.matrix)
         combos = list(itertools.product(*(self.matrix[k] for k in keys))) if keys else [()]
@@ -119,7 +133,25 @@ class Plan:
                 for combo in combos:
                     vary = dict(zip(keys, combo))
                     out.append(PlannedRun(len(out), t.name, prof, {**self.params, **vary},
-                                          vary))
+                                          vary, len(out)))
+        return out
+
+    def expand(self) -> list[PlannedRun]:
+        """Every run in order. With repeat = N, N rounds of every configuration: A B A B …
+        (interleaved), or each round in its own order drawn from the seed (shuffled), so
+        drift on the host falls on every configuration alike."""
+        configs = self.configurations()
+        if self.repeat <= 1:
+            return configs
+        rng = random.Random(self.seed)
+        out: list[PlannedRun] = []
+        for rnd in range(1, self.repeat + 1):
+            block = list(configs)
+            if self.order == "shuffled":
+                rng.shuffle(block)
+            for c in block:
+                out.append(PlannedRun(len(out), c.target, c.profile, dict(c.params),
+                                      dict(c.vary), c.config, rnd, self.repeat))
         return out
 
     def varying(self) -> list[str]:
@@ -135,6 +167,11 @@ class Plan:
         d["stop_on_failure"] = self.stop_on_failure
         if self.perf:
             d["perf"] = True
+        if self.repeat > 1:
+            d["repeat"] = self.repeat
+            d["order"] = self.order
+            if self.order == "shuffled":
+                d["seed"] = self.seed
         if self.profiles:
             d["profiles"] = list(self.profiles)
         if self.params:
@@ -160,7 +197,7 @@ class Plan:
 
 
 _TOP = {"name", "workload", "host", "pause", "stop_on_failure", "perf", "profiles", "params",
-        "matrix", "targets", "runs"}
+        "matrix", "targets", "runs", "repeat", "order", "seed"}
 _TARGET = {"name", "managed", "target", "engine", "keep_datadir", "workdir"}
 
 
@@ -222,11 +259,22 @@ def plan_from_dict(d: dict, where: str = "the plan") -> Plan:
         raise PlanError(f"{where}: pause is a number of seconds (0 or more)")
     if not isinstance(d.get("perf", False), bool):
         raise PlanError(f"{where}: perf is true or false (perf stat on the server in every run)")
+    repeat = d.get("repeat", 1)
+    if isinstance(repeat, bool) or not isinstance(repeat, int) or not 1 <= repeat <= MAX_REPEAT:
+        raise PlanError(f"{where}: repeat is how many times each run is made, 1 to "
+                        f"{MAX_REPEAT} (3 or more give each figure a confidence interval)")
+    order = d.get("order", "interleaved")
+    if order not in ORDERS:
+        raise PlanError(f"{where}: order is \"interleaved\" (A B A B …) or \"shuffled\" (each "
+                        f"round in a random order drawn from seed), not {order!r}")
+    seed = d.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int):
+        raise PlanError(f"{where}: seed is a whole number (the shuffled order's seed)")
     plan = Plan(name=str(d.get("name") or "plan"), workload=d["workload"], targets=pts,
                 profiles=profiles, params=dict(params), matrix=dict(matrix), runs=runs,
                 host=str(d.get("host", "")), pause_s=float(pause),
                 stop_on_failure=bool(d.get("stop_on_failure", False)),
-                perf=bool(d.get("perf", False)))
+                perf=bool(d.get("perf", False)), repeat=repeat, order=order, seed=seed)
     plan.expand()        # an explicit run naming an unknown target fails here
     return plan
 
