@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import argparse
 
-from . import compare, hosts, plan, profiles, run, sessions
+from . import compare, hosts, plan, profiles, run, runs, sessions
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     hosts.add_target(sub)
     compare.add_compare(sub)
     sessions.add_import(sub)
+    runs.add_runs(sub)
     # `versus export` is parsed by app.ui.export_cmd (it draws charts with Qt); listed here
     # so `versus --help` shows it.
     sub.add_parser("export", help="export charts (PNG, SVG, PDF), series (CSV, JSON), tables "
