@@ -62,8 +62,9 @@ def backoff(attempt: int) -> float:
 
 def run_is_open(rec: RunRecord, has_end: bool) -> bool:
     """A run the session does not have to its end, though the host may: it started (events
-    or still 'running') and its `end` event is not stored."""
-    return not has_end and (rec.status == "running" or rec.events > 0)
+    or still 'running') and its `end` event is not stored (nor will be: its agent died)."""
+    return not has_end and not rec.info.get("agent_gone") and \
+        (rec.status == "running" or rec.events > 0)
 
 
 def open_runs(session: SessionFile) -> list[RunRecord]:
@@ -279,8 +280,7 @@ class RunFollower:
                     return FollowResult(ended.get("status", "failed"), ended.get("reason", ""))
                 rc = stream.exit_status()
                 if rc == 3:
-                    return FollowResult("failed", "the agent on the host ended without finishing "
-                                        f"the run; see {ctl.run_dir(rid)}/agent.log on the host")
+                    return self._agent_gone(session, ctl, last_seq)
                 if rc == 2:
                     return FollowResult("failed", "the host has no events for this run (no "
                                         f"spool in {ctl.run_dir(rid)}); the agent did not start "
@@ -307,6 +307,24 @@ class RunFollower:
                     raise
                 lost_since = lost_since or time.monotonic()
                 self.reconnect(str(exc) or type(exc).__name__, lost_since)
+
+    def _agent_gone(self, session: SessionFile, ctl: AgentControl, last_seq: int) -> FollowResult:
+        """The agent died without its end event (killed, or it crashed): nothing more will
+        come, so the run is closed for good (attach has nothing to bring in)."""
+        where = "on this computer" if self.host.is_local else f"on {self.host.title}"
+        said = ""
+        try:
+            c = ctl.t.run(["tail", "-c", "300", f"{ctl.run_dir(self.run_id)}/agent.log"],
+                          check=False, timeout=30)
+            said = c.stdout.decode("utf-8", "replace").strip().splitlines()[-1:]
+            said = f"; its last words: {said[0]}" if said else ""
+        except (RemoteError, OSError, EOFError):
+            pass
+        session.update_info(self.run_id, agent_gone=True)
+        return FollowResult("failed", f"the agent {where} ended without finishing the run "
+                                      f"(it was killed, or it crashed{said}); everything up to "
+                                      f"event {last_seq} is saved and nothing more can be "
+                                      f"brought in")
 
     def _connect_first(self) -> None:
         try:

@@ -115,3 +115,22 @@ def test_second_ctrl_c_leaves_the_run_open_then_attach_follows_it_live(versus_ho
     assert r.returncode in (0, 130), r.stderr[-2000:]
     assert_stored_exactly_once(out, rid)
     assert_nothing_left(rid)
+
+
+def test_killed_agent_is_said_as_it_is_and_attach_is_not_offered(versus_home, pg_db, tmp_path):
+    """The agent is killed outright: a local run says "on this computer", does not point to
+    an empty agent.log, and neither `show` nor `attach` offers what cannot come."""
+    out = tmp_path / "a.versus"
+    cli = _run(pg_db, out, 30)
+    rid = cli.run_id()
+    wait_for_seq(rid, 6)
+    os.kill(int((run_dir(rid) / "agent.pid").read_text()), signal.SIGKILL)
+    r = cli.finish()
+    assert r.returncode == 1, r.stderr[-2000:]
+    assert "the agent on this computer ended without finishing the run" in r.stderr
+    assert "on the host" not in r.stderr and "agent.log" not in r.stderr
+    assert "nothing more can be brought in" in r.stderr
+    shown = CLIProcess("show", str(out)).finish()
+    assert "versus attach" not in shown.stdout and "ended without finishing" in shown.stdout
+    again = CLIProcess("attach", str(out)).finish()
+    assert again.returncode == 0 and "nothing to attach" in again.stdout
