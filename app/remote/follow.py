@@ -42,6 +42,17 @@ class GiveUp(Exception):
     """Following (or reconnecting) cannot go on; str() is the run's reason."""
 
 
+class Refused(GiveUp):
+    """The host answers but refuses this connection (its key changed, the login no longer
+    works): the run goes on there, and attach brings in the rest once that is resolved."""
+
+    def __init__(self, exc: Exception):
+        super().__init__(str(exc))
+        self.fix = ("the host's key is verified" if isinstance(exc, (UnknownHostKey,
+                                                                     HostKeyMismatch))
+                    else "the login works again")
+
+
 @dataclass
 class FollowResult:
     status: str                  # ok | stopped | failed | running (left going on the host)
@@ -136,7 +147,7 @@ class RunFollower:
             try:
                 return self.connect()
             except PERMANENT as exc:
-                raise GiveUp(f"cannot reconnect to {self.host.title}: {exc}") from None
+                raise Refused(exc) from None
             except (RemoteError, OSError, EOFError) as exc:
                 why = str(exc) or type(exc).__name__
 
@@ -187,6 +198,12 @@ class RunFollower:
             res = self._disk_full(session)
             res.skipped = self._skipped_count
             return res
+        except Refused as exc:      # the run goes on on the host: say so, and how to attach
+            res = FollowResult("running", f"cannot reconnect to {self.host.title}: {exc} The "
+                               f"run goes on on the host; everything up to event "
+                               f"{session.last_seq(self.run_id)} is saved"
+                               + (f"; once {exc.fix}, 'versus attach {self.session_path}' "
+                                  f"brings in the rest" if self.session_path else ""))
         except GiveUp as exc:
             res = self._left(session) if self._leave.is_set() else \
                 FollowResult("failed", str(exc))

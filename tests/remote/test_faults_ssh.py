@@ -143,3 +143,38 @@ def test_cut_while_the_agent_starts_starts_it_once(fault_sshd, ssh_host, cutter,
     assert [e["kind"] for e in evs].count("hello") == 1         # one agent
     assert run["status"] == "ok"
     assert_nothing_left(rid)
+
+
+def test_host_key_changed_mid_run_says_the_run_goes_on_and_how_to_attach(
+        fault_sshd, ssh_host, cutter, pg_db, tmp_path):
+    """The host's key no longer matches on a reconnect: the run goes on on the host (the CLI
+    must not call it failed), and once the key is verified `versus attach` completes it."""
+    import base64
+    from cryptography.hazmat.primitives.asymmetric import ed25519, ec, rsa
+    from cryptography.hazmat.primitives import serialization
+    from app.store import paths
+    out = tmp_path / "key.versus"
+    cli = _run(fault_sshd, pg_db, out, 6)
+    rid = cli.run_id()
+    wait_for_seq(rid, 8)
+    known = paths.known_hosts_file()
+    good = known.read_text()
+    name, kind, _ = good.split()[:3]
+    other = {"ssh-ed25519": lambda: ed25519.Ed25519PrivateKey.generate(),
+             "ssh-rsa": lambda: rsa.generate_private_key(65537, 2048),
+             }.get(kind, lambda: ec.generate_private_key(ec.SECP256R1()))().public_key()
+    blob = other.public_bytes(serialization.Encoding.OpenSSH,
+                              serialization.PublicFormat.OpenSSH).split()[1]
+    known.write_text(f"{name} {kind} {blob.decode()}\n")       # as if the host had changed
+    assert base64.b64decode(blob) and cutter.cut_all() >= 1
+    r = cli.finish()
+    assert r.returncode == 130, r.stderr[-2000:]
+    assert "the run failed" not in r.stderr and "has changed" in r.stderr
+    assert "The run goes on on the host" in r.stderr
+    assert f"once the host's key is verified, 'versus attach {out}' brings in the rest" in r.stderr
+    known.write_text(good)                                     # the key verified again
+    r = CLIProcess("attach", str(out)).finish()
+    assert r.returncode == 0 and f"run {rid}: ok" in r.stdout, r.stdout + r.stderr
+    evs = assert_stored_exactly_once(out, rid)
+    assert evs[-1]["kind"] == "end" and evs[-1]["status"] == "ok"
+    assert_nothing_left(rid)
