@@ -199,6 +199,24 @@ class _VerifyHostKey(paramiko.MissingHostKeyPolicy):
                  key.get_name(), fp, self.host, self.port)
 
 
+def command_name(argv: list[str]) -> str:
+    """What a command is, for a sentence: the agent's commands run as `env VAR=… python -m
+    workloads.agent follow …`, which is 'the agent (follow)', not 'env'."""
+    args = list(argv)
+    if args and posixpath.basename(args[0]) == "env":
+        args = args[1:]
+        while args and "=" in args[0] and not args[0].startswith("-"):
+            args = args[1:]
+    if "-m" in args[:-1]:
+        i = args.index("-m")
+        module, rest = args[i + 1], args[i + 2:]
+        if module.startswith("workloads."):
+            sub = next((a for a in rest if not a.startswith("-")), "")
+            return f"the agent ({sub})" if sub else "the agent"
+        return module
+    return posixpath.basename(args[0]) if args else "a command"
+
+
 # ---------------------------------------------------------------- the transport
 
 class _SSHStream(Stream):
@@ -214,7 +232,7 @@ class _SSHStream(Stream):
             self._err += self._chan.recv_stderr(65536)
 
     def _lost(self, detail: str = "") -> ChannelLost:
-        return self._owner._lost(f"reading the output of {self._argv[0]}", detail)
+        return self._owner._lost(f"reading the output of {command_name(self._argv)}", detail)
 
     def chunks(self) -> Iterator[bytes]:
         chan = self._chan
@@ -508,7 +526,7 @@ class SSHTransport(Transport):
             raise
         except (paramiko.SSHException, OSError, EOFError) as exc:
             if _settle_dead(self._client.get_transport()):
-                raise self._lost(f"starting {argv[0]}", str(exc)) from None
+                raise self._lost(f"starting {command_name(argv)}", str(exc)) from None
             raise
         return chan
 
@@ -536,22 +554,22 @@ class SSHTransport(Transport):
                     err += chan.recv_stderr(65536)
                 if time.monotonic() > deadline:
                     raise CommandTimedOut(
-                        f"{argv[0]} on {self.host} did not finish within {timeout:g} s; Versus "
+                        f"{command_name(argv)} on {self.host} did not finish within {timeout:g} s; Versus "
                         f"stopped waiting. Raise the timeout or check why it hangs.")
                 try:
                     data = chan.recv(65536)
                 except socket.timeout:
                     if not self.is_alive():
-                        raise self._lost(f"running {argv[0]}") from None
+                        raise self._lost(f"running {command_name(argv)}") from None
                     continue
                 if data:
                     out += data
                     continue
                 if not chan.eof_received or not self.is_alive():
-                    raise self._lost(f"running {argv[0]}")
+                    raise self._lost(f"running {command_name(argv)}")
                 break
             if not chan.status_event.wait(max(1.0, deadline - time.monotonic())):
-                raise CommandTimedOut(f"{argv[0]} on {self.host} closed its output but did "
+                raise CommandTimedOut(f"{command_name(argv)} on {self.host} closed its output but did "
                                       f"not exit within {timeout:g} s.")
             while chan.recv_stderr_ready():
                 err += chan.recv_stderr(65536)
@@ -559,7 +577,7 @@ class SSHTransport(Transport):
         except OSError as exc:
             if isinstance(exc, RemoteError):
                 raise
-            raise self._lost(f"running {argv[0]}", str(exc)) from None
+            raise self._lost(f"running {command_name(argv)}", str(exc)) from None
         finally:
             chan.close()
             if feeder is not None:

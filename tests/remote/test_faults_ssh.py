@@ -77,6 +77,7 @@ def test_frozen_link_is_detected_and_reconnected(fault_sshd, ssh_host, cutter, p
     outcome = ctl.run()
     assert frozen.is_set()
     assert any("the link looks frozen" in s for s in statuses), statuses
+    assert any("while reading the output of the agent (follow)" in s for s in statuses)
     assert any("resuming from event" in s for s in statuses), statuses
     assert outcome.status == "ok", outcome.reason
     assert_stored_exactly_once(out, outcome.run_id)
