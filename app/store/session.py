@@ -97,6 +97,12 @@ def _is_full(exc: sqlite3.Error) -> bool:
 _KIND_LIST = ", ".join(f"'{k}'" for k in SERIES_COLUMNS)
 
 
+def _short(value: Any, most: int = 40) -> str:
+    """A stored value for a sentence: a damaged row's is garbage, possibly a long one."""
+    s = str(value)
+    return s if len(s) <= most else f"{s[:most]}… ({len(s):,} characters)"
+
+
 def _damage(text: Any, seq: Any, kind: Any) -> tuple[dict[str, Any] | None, str]:
     """One stored event row, decoded, or None and what is wrong with it in words."""
     if not isinstance(text, str):
@@ -395,7 +401,8 @@ class SessionFile:
             ev, what = _damage(body, seq, kind)
             if ev is None:
                 self._damaged.setdefault((run_id, seq if isinstance(seq, int) else -1, ""),
-                                         f"event {seq} ({str(kind)[:40]}) was skipped: {what}")
+                                         f"event {_short(seq)} ({_short(kind)}) was skipped: "
+                                         f"{what}")
             else:
                 yield ev
 
@@ -418,8 +425,8 @@ class SessionFile:
     def damaged(self, run_id: str | None = None) -> list[str]:
         """One sentence per damaged row met so far (of one run, or all): which run, which
         event, what is wrong. Every other row reads as usual."""
-        return [f"{self.path.name}: run {rid}, {what}" if seq else
-                f"{self.path.name}: run {rid}: {what}"
+        return [f"{self.path.name}: run {_short(rid)}, {what}" if seq else
+                f"{self.path.name}: run {_short(rid)}: {what}"
                 for (rid, seq, _), what in sorted(self._damaged.items(), key=lambda kv: kv[0])
                 if run_id is None or rid == run_id]
 

@@ -120,6 +120,18 @@ def test_damaged_run_row_is_named_and_the_run_still_shows(two_runs, tmp_path):
     assert f"run {ra}" in r.stdout and f"run {rb}" in r.stdout
 
 
+def test_a_long_garbage_value_is_not_quoted_whole(two_runs, tmp_path):
+    path, (ra, _rb) = two_runs
+    seq = _seq_of(path, ra, "phase")
+    bad = _spoil(path, tmp_path / "bad.versus", ra, seq,
+                 "seq = printf('%.500c', 'Z'), body = printf('%.500c', 'Q')")
+    r = versus("show", str(bad))
+    assert r.returncode == 3 and "Traceback" not in r.stderr
+    (line,) = r.stderr.strip().splitlines()
+    assert "Z" * 40 + "… (500 characters) (phase) was skipped: its body is not JSON" in line
+    assert len(line) < 250 and "Q" not in line
+
+
 def test_sound_file_reports_nothing(two_runs):
     path, ids = two_runs
     with SessionFile(path) as s:
