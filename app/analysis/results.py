@@ -110,7 +110,8 @@ def result_parts(values: list[ResultValue], duration_s: float | None
     results = [r for r in values if r.role == "result"]
     head = " · ".join(_with_unit(r) if r.value is not None else f"{r.title} unavailable"
                       for r in results)
-    sources = [f"over {duration_s or 0:,.1f} s"]
+    sources = [f"over {duration_s:,.1f} s" if duration_s is not None
+               else "over a period the summary does not give"]
     for r in results:
         src = ("could not be measured to the end of the period" if r.value is None
                else r.source)

@@ -73,8 +73,10 @@ class Progress:
                 extra = (f"; server {srv['counter']} {srv['delta']:,} "
                          f"({srv['source']})") if srv else ""
                 if e.get("ops_total") is None or e.get("rate") is None:    # a tool's load
-                    self._line(f"{e['t']:7.1f}s  {e['phase']} done in "
-                               f"{e.get('duration_s') or 0:.1f} s ({e.get('source', '')})")
+                    took = (f" in {e['duration_s']:.1f} s" if e.get("duration_s") is not None
+                            else "")
+                    self._line(f"{e['t']:7.1f}s  {e['phase']} done{took} "
+                               f"({e.get('source', '')})")
                     continue
                 self._line(f"{e['t']:7.1f}s  {e['phase']} done: {e['ops_total']:,} ops in "
                            f"{e['duration_s']:.1f} s = {e['rate']:,.0f} {e['unit']} "

@@ -182,3 +182,15 @@ def test_timings_are_series_of_their_own_apart_from_the_operations():
     assert m["ops_total"] == m["counters"]["transfers"] + m["counters"]["rejections"]
     assert m["timings"]["rt1-token"]["n"] >= m["ops_total"]
     assert m["check"]["ok"] and m["result"]["money_violations"] == 0
+
+
+def test_a_summary_without_its_duration_does_not_claim_zero_seconds():
+    """A summary that lost its duration_s (a damaged or foreign stream) says so; it printed
+    "over 0.0 s"."""
+    from app.analysis.results import result_text
+    summary = next(e for e in load("tpcc-pg") if e["kind"] == "summary"
+                   and e["phase"] == "measure")
+    text = result_text(get_workload("tpcc"), {k: v for k, v in summary.items()
+                                              if k != "duration_s"})
+    assert "over 0.0 s" not in text and "over a period the summary does not give" in text
+    assert f"over {summary['duration_s']:,.1f} s" in result_text(get_workload("tpcc"), summary)
