@@ -19,14 +19,17 @@ def fail(msg: str, code: int = 2) -> int:
 class Progress:
     """One line per second from the live events."""
 
-    def __init__(self, stream, duration: float | None):
+    def __init__(self, stream, duration: float | None, workloads: dict[str, str] | None = None):
         self.out = stream
         self.last_progress = 0.0
         self.phase = ""
         self.cpu: dict = {}
         self.workload: str | None = None
+        # each run's workload, when its hello event is not among the events (attach)
+        self.workloads = dict(workloads or {})
 
     def __call__(self, run_id: str, evs: list[dict]) -> None:
+        self.workload = self.workloads.get(run_id, self.workload)
         for e in evs:
             k = e["kind"]
             if k == "phase" and e.get("state") == "start":

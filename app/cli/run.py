@@ -144,7 +144,8 @@ def cmd_run(a) -> int:
 def _attach(groups, out, a) -> int:
     """Bring in the open runs; the exit code of the worst outcome."""
     from app.remote.attach import Attacher
-    att = Attacher(Catalog(), on_events=Progress(out, None),
+    workloads = {o.run.id: o.run.workload for _, runs in groups for o in runs}
+    att = Attacher(Catalog(), on_events=Progress(out, None, workloads),
                    on_status=lambda m: print(f"         {m}", file=out, flush=True),
                    accept_host_key=getattr(a, "accept_host_key", None),
                    ssh_key=getattr(a, "ssh_key", None))

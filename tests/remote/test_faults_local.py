@@ -86,6 +86,8 @@ def test_app_killed_mid_run_then_attach_brings_in_the_rest_once(versus_home, pg_
     r = CLIProcess("attach", str(out)).finish()
     assert r.returncode == 0, r.stderr[-2000:]
     assert rid in r.stdout
+    (done,) = [x for x in r.stdout.splitlines() if "measure done:" in x]    # as `run` says it
+    assert " QPS (over " in done and " ops in " not in done, done
     evs = assert_stored_exactly_once(out, rid)
     assert evs[-1]["kind"] == "end"
     with SessionFile(out) as s:
