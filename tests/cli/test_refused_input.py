@@ -58,3 +58,12 @@ def test_host_add_refuses_a_python_that_is_a_shell_command(versus_home):
     r = versus("host", "add", "h1", "--address", "127.0.0.1", "--port", "99999")
     assert r.returncode == 2 and "99999 is not a port" in r.stderr
     assert "h1" not in versus("host", "list").stdout
+
+
+@pytest.mark.parametrize("sets, says", [
+    (["rampup=30"], "rampup must be whole minutes for HammerDB (60, 120 …), not 30 s"),
+    (["use-all-warehouses=off"], "the HammerDB kit's hdb always runs with allwarehouse true"),
+])
+def test_hammerdb_parameters_its_cli_cannot_run(tmp_path, versus_home, pg_db, sets, says):
+    args = [x for s in sets for x in ("--set", s)]
+    assert says in refused(tmp_path, "--target", pg_db, "--workload", "hammerdb", *args)

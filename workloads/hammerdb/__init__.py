@@ -1,5 +1,18 @@
 """HammerDB's TPROC-C through its CLI on the host, and HammerDB's own logs imported."""
-from ..params import ChartSpec, MetricSpec, Param, PhaseSpec, WorkloadSpec
+from ..params import ChartSpec, MetricSpec, Param, ParamError, PhaseSpec, WorkloadSpec
+
+
+def validate(values: dict) -> None:
+    """What the kit's hdb can run, checked before anything starts (it counts whole minutes
+    and always uses all warehouses)."""
+    for key in ("rampup", "duration"):
+        if values[key] % 60:
+            raise ParamError(f"{key} must be whole minutes for HammerDB (60, 120 …), not "
+                             f"{values[key]} s")
+    if not values["use-all-warehouses"]:
+        raise ParamError("use-all-warehouses: the HammerDB kit's hdb always runs with "
+                         "allwarehouse true")
+
 
 SPEC = WorkloadSpec(
     name="hammerdb",
@@ -52,4 +65,5 @@ SPEC = WorkloadSpec(
     runner="workloads.hammerdb.run:run",
     importer="workloads.hammerdb.parse:import_logs",
     probe="workloads.hammerdb.run:probe",
+    validate=validate,
 )

@@ -10,7 +10,6 @@ import re
 import time
 
 from ..engine.api import DatabaseError, SqlSession
-from ..params import ParamError
 from ..engine.api import ToolMissing, ToolProcess, require
 from . import SPEC
 from .parse import VuserParser, measure_summary, parse_tcount, tcount_sample
@@ -64,14 +63,7 @@ def _mode(engine: str, sp: bool) -> str:
 
 
 def run(agent) -> None:
-    p, target = agent.params, agent.target
-    for key in ("rampup", "duration"):
-        if p[key] % 60:
-            raise ParamError(f"{key} must be whole minutes for HammerDB (60, 120 …), not "
-                             f"{p[key]} s")
-    if not p["use-all-warehouses"]:
-        raise ParamError("use-all-warehouses: the HammerDB kit's hdb always runs with "
-                         "allwarehouse true")
+    p, target = agent.params, agent.target           # checked by the spec's validate
     exe = find_cli(p["cli"])
     engine, env = _env(target, p)
     mode = _mode(engine, p["stored-procedures"])
