@@ -299,6 +299,8 @@ def test_terminated_backends_are_an_outage_with_reconnect(tmp_path, private_pg, 
      "server starting or stopping"),
     ("lost the database connection: (2013, 'Lost connection to MySQL server during query')",
      "connection lost"),
+    # MariaDB's ER_CONNECTION_KILLED (KILL while the server could still tell the client)
+    ("lost the database connection: (1927, 'Connection was killed')", "admin shutdown"),
     ("(2003, \"Can't connect to MySQL server on '127.0.0.1' ([Errno 111])\")",
      "connection refused"),
     ("connection to server at \"10.0.0.9\", port 5432 failed: timeout expired", "timeout"),

@@ -68,7 +68,7 @@ def explain(target, exc: Exception) -> DatabaseError:
 # SqlFailed's forms), never inside a port or a time.
 _CLASSES = (
     ("admin shutdown", ("administrator command", "57p01", "server shutdown in progress",
-                        "#1053")),
+                        "#1053", "connection was killed", "#1927")),
     ("server crash restart", ("crash of another server process", "57p02")),
     ("server starting or stopping", ("starting up", "shutting down", "57p03",
                                      "recovery mode", "not yet accepting")),
