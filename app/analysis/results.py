@@ -122,6 +122,19 @@ def result_parts(values: list[ResultValue], duration_s: float | None
     return head, "; ".join(sources), checks
 
 
+def missing_text(body: dict[str, Any]) -> list[str]:
+    """A summary's (or end's) measurement sources that stopped, as sentences."""
+    out = []
+    for m in body.get("missing") or ():
+        if isinstance(m, dict):
+            since = num(m.get("since"))
+            out.append(f"{m.get('source', 'a measurement source')} stopped"
+                       + (f" at {since:,.1f} s" if since is not None else "")
+                       + (f" ({m['why']})" if m.get("why") else "")
+                       + ": the server cross-check is missing")
+    return out
+
+
 def result_text(spec: WorkloadSpec | None, summary: dict[str, Any],
                 phase_role: str | None = None) -> str | None:
     """One line: the result, its sources, the cross-checks, the flags; None when there is
@@ -133,6 +146,7 @@ def result_text(spec: WorkloadSpec | None, summary: dict[str, Any],
     head, sources, checks = result_parts(values, num(summary.get("duration_s")))
     text = f"{head} ({sources})"
     text += f"; cross-check: {'; '.join(checks)}" if checks else ""
+    text += "".join(f"; {m}" for m in missing_text(summary))
     text += f" — {flags_text(fl)}" if fl else ""
     limit = lookup(summary, "client.sentence")       # the client, not the server, was the limit
     return text + (f". {limit}" if limit else "")

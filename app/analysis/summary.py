@@ -14,7 +14,7 @@ from app.store.session import SessionFile
 
 from .compare import Comparison, load_run
 from .cpu import describe_phase
-from .results import flags_text, result_parts
+from .results import flags_text, missing_text, result_parts
 
 CPU_KEYS = ("user", "system", "iowait", "idle")
 
@@ -55,6 +55,9 @@ def summarize_run(session: SessionFile, run_id: str) -> dict[str, Any]:
                 phase["driver_cpu_us_per_op"] = summ["driver_cpu"].get("us_per_op")
             if summ.get("result"):
                 phase["result"] = summ["result"]
+            if summ.get("missing"):             # a measurement source stopped: from when, why
+                phase["missing"] = summ["missing"]
+                phase["missing_text"] = missing_text(summ)
             if summ.get("clients_lost"):        # which virtual users, when, why
                 phase["clients_asked"] = summ.get("clients_asked")
                 phase["clients_lost"] = summ["clients_lost"]

@@ -7,7 +7,7 @@ import sys
 import time
 
 from app.analysis.metrics import spec_of
-from app.analysis.results import result_text
+from app.analysis.results import missing_text, result_text
 from app.model.outages import describe as describe_outage
 
 
@@ -63,6 +63,9 @@ class Progress:
                            f"reconnecting")
             elif k == "outage":
                 self._line(f"{e['t']:7.1f}s  {describe_outage(e)}")
+            elif k == "end":
+                for m in missing_text(e):
+                    self._line(f"{e['t']:7.1f}s  {m}")
             elif k == "hello":
                 self.workload = e.get("workload")
             elif k == "summary" and result_text(spec_of(self.workload or ""), e):

@@ -70,6 +70,8 @@ def cmd_show(a) -> int:
                 print(f"  {'':<10}result: {p['result_text']}")
             for line in _cpu_lines(p):
                 print(f"  {'':<10}{line}")
+            for line in p.get("missing_text") or ():      # a source that stopped, and why
+                print(f"  {'':<10}{line}")
             for line in p.get("outages_text") or ():
                 print(f"  {'':<10}{line}")
             for fl in p.get("flags") or ():

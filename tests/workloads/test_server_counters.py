@@ -185,3 +185,35 @@ def test_db_events_carry_moved_counters_gauges_and_their_sources(tmp_path, maria
         for e in dbs:      # zero deltas are left out, the transaction counters stay
             assert all(v != 0 or k in ("xact_commit", "xact_rollback", "Com_commit",
                                        "Com_rollback") for k, v in e["counters"].items())
+
+
+@pytest.mark.parametrize("db", ["pg_db", "mariadb_db"])
+def test_a_monitor_that_stops_is_said_in_the_result_and_show(request, db, versus_home, tmp_path):
+    """The monitor's connection is terminated mid-run (no reconnect): the run ends ok, and the
+    result, the run's end and `show` say the server cross-check is missing, from when and why."""
+    import json
+    from tests.dbs import query, versus
+    from tests.faults import CLIProcess
+    url = request.getfixturevalue(db)
+    name = url.rsplit("/", 1)[1]
+    out = tmp_path / "m.versus"
+    cli = CLIProcess("run", "--target", url, "--workload", "point-query", "--duration", "6",
+                     "--set", "table-size=2000", "--set", "clients=1", "--out", str(out))
+    cli.wait_for(r"measure +\d")                 # a measured sample: the monitor is polling
+    if url.startswith("postgresql"):             # its connection is the run's oldest
+        query(url, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = "
+                   f"'{name}' AND pid <> pg_backend_pid() ORDER BY backend_start LIMIT 1")
+    else:
+        (mid,) = query(url, "SELECT min(ID) FROM information_schema.PROCESSLIST WHERE DB = "
+                            f"'{name}' AND ID <> CONNECTION_ID()")[0]
+        query(url, f"KILL {int(mid)}")
+    r = cli.finish()
+    assert r.returncode == 0, r.stderr[-2000:]
+    said = [x for x in r.stdout.splitlines() if "server counters stopped at" in x]
+    assert said and all("the server cross-check is missing" in x for x in said), r.stdout
+    assert any("measure done:" in x for x in said), said
+    shown = versus("show", str(out))
+    assert "server counters stopped at" in shown.stdout, shown.stdout
+    (run,) = json.loads(versus("show", "--json", str(out)).stdout)["runs"]
+    (miss,) = next(p for p in run["phases"] if p["name"] == "measure")["missing"]
+    assert miss["source"] == "server counters" and miss["since"] > 0 and miss["why"]

@@ -20,11 +20,16 @@ class Emitter:
         self._lock = threading.Lock()
         self._seq = 0
         self.t0 = t0
+        # measurement sources that stopped during the run ({source, since, why}): every
+        # summary and the end from then on say their cross-check is missing, and why
+        self.missing: list[dict[str, Any]] = []
 
     def now(self) -> float:
         return time.monotonic() - self.t0
 
     def emit(self, kind: str, **body: Any) -> dict:
+        if kind in ("summary", "end") and self.missing and "missing" not in body:
+            body = {**body, "missing": [dict(m) for m in self.missing]}
         with self._lock:
             self._seq += 1
             ev = {"v": events.FORMAT_VERSION, "seq": self._seq, "t": round(self.now(), 4),

@@ -136,6 +136,10 @@ class Sampling:
                 return got
             except Exception as exc:
                 again = bool(self.params.get("reconnect"))
+                if not again:       # nothing brings them back: the cross-check is missing
+                    why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                    self.em.missing.append({"source": "server counters",
+                                            "since": round(self.em.now(), 1), "why": why})
                 self.log(f"server counters stopped: {exc}"
                          + ("; connecting again (reconnect=on)" if again else ""), "warning")
                 self._counters.close()
