@@ -31,17 +31,17 @@ def cmd_host(a) -> int:
             print(f"removed host {a.name} and its password")
             return 0
         if a.action == "add":
-            from app.model.config import address_problem
-            problem = address_problem(a.address)
+            from app.model.config import host_problem
+            auth = "key" if a.key else "password" if a.password_stdin else "agent"
+            h = HostConfig(name=a.name, address=a.address, port=a.port, user=a.user or "",
+                           auth=auth, key_file=a.key or "", python=a.python)
+            problem = host_problem(h)      # before the password reaches the keyring
             if problem:
                 return _fail(problem)
-            auth = "key" if a.key else "password" if a.password_stdin else "agent"
             if a.password_stdin:           # into the keyring first: refused, nothing is saved
                 from app.remote.secrets import set_secret
                 set_secret("host", a.name, sys.stdin.readline().rstrip("\n"))
-            catalog.save_host(HostConfig(name=a.name, address=a.address, port=a.port,
-                                         user=a.user or "", auth=auth, key_file=a.key or "",
-                                         python=a.python))
+            catalog.save_host(h)
             print(f"saved host {a.name}")
             return 0
         host = resolve_host(a.name, catalog)

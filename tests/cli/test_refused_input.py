@@ -55,9 +55,11 @@ def test_host_add_refuses_a_python_that_is_a_shell_command(versus_home):
     r = versus("host", "add", "h1", "--address", "127.0.0.1", "--python", "python3;touch /tmp/x")
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "'python3;touch /tmp/x' is not a Python interpreter" in r.stderr
-    r = versus("host", "add", "h1", "--address", "127.0.0.1", "--port", "99999")
+    r = versus("host", "add", "h1", "--address", "127.0.0.1", "--port", "99999",
+               "--password-stdin", input="secret\n")
     assert r.returncode == 2 and "99999 is not a port" in r.stderr
     assert "h1" not in versus("host", "list").stdout
+    assert not (versus_home / "test-keyring.json").exists()    # the password was not kept
 
 
 @pytest.mark.parametrize("sets, says", [
