@@ -317,3 +317,22 @@ def test_an_error_number_inside_a_port_is_not_a_class():
         "other"
     assert classify("2006: MySQL server has gone away") == "connection lost"
     assert classify("(1053, 'Server shutdown in progress')") == "admin shutdown"
+
+
+def test_a_terminated_postgres_backend_is_an_admin_shutdown(pg_db):
+    """pg_terminate_backend on an idle virtual user's connection: libpq's failed result says
+    only "server closed the connection"; the server's FATAL (57P01) is the connection's
+    message, and the outage class comes from it."""
+    from workloads.engine.measure.outage import classify
+    from workloads.engine.sql.clients import PgClient, StatementFailed
+    from workloads.engine.sql.db import TargetInfo
+    from tests.dbs import query
+    client = PgClient(TargetInfo("postgres", "127.0.0.1", 5432, "postgres",
+                                 pg_db.rsplit("/", 1)[1]))
+    run = client.prepare("SELECT ?", "i")
+    run((1,))
+    query(pg_db, f"SELECT pg_terminate_backend({client.pg.backend_pid}, 10000)")  # gone
+    with pytest.raises(StatementFailed) as failed:
+        run((1,))
+    assert failed.value.lost
+    assert classify(str(failed.value)) == "admin shutdown", str(failed.value)

@@ -157,8 +157,11 @@ class PgClient(Client):
         """A failed statement's error from its result's message and SQLSTATE (the Python
         client's and the compiled loop's alike)."""
         msg = (message or b"").decode(errors="replace").strip()
-        return StatementFailed(msg or "the statement failed",
-                               lost=self.pg.status != self._pq.ConnStatus.OK,
+        lost = self.pg.status != self._pq.ConnStatus.OK
+        if lost:    # the server's last words (FATAL … administrator command, 57P01) are the
+            # connection's message, not the result's ("server closed the connection")
+            msg = (self.pg.error_message or b"").decode(errors="replace").strip() or msg
+        return StatementFailed(msg or "the statement failed", lost=lost,
                                ignorable=sqlstate in PG_IGNORABLE)
 
     def prepare(self, sql: str, types: str = "", count: bool = False) -> Run:
