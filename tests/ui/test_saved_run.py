@@ -72,3 +72,30 @@ def test_saved_run_says_which_virtual_user_was_lost_when_and_why(pg_db, tmp_path
     assert "measure: LOST CLIENTS" in text
     assert "1 of 2 virtual users lost: virtual user " in text and "(killed by SIGKILL)" in text
     assert "tolerated (tolerate-lost-clients=on): 1 of 2 ran to the end" in text
+
+
+def test_saved_run_says_a_stopped_server_monitor(tmp_path, versus_home, qtbot):
+    """A recorded real run whose summaries carry `missing` (the server-counter monitor's
+    connection was terminated at 2.1 s): the result says from when and why."""
+    from app.ui.saved.session_view import SessionViewWidget
+    from tests.recorded import load
+    evs = load("point-query-pg")
+    lost = {"source": "server counters", "since": 2.1,
+            "why": "terminating connection due to administrator command"}
+    for e in evs:
+        if e["kind"] in ("summary", "end") and e["t"] > 2.1:
+            e["missing"] = [lost]
+    path = tmp_path / "m.versus"
+    with SessionFile(path, readonly=False) as s:
+        s.add_run(evs[0]["run_id"], evs[0]["workload"], "recorded", "local", evs[0]["params"])
+        s.append_events(evs[0]["run_id"], evs)
+        s.finish_run(evs[0]["run_id"], "ok", "")
+    view = SessionViewWidget()
+    qtbot.addWidget(view)
+    view.resize(1300, 900)
+    view.show()
+    view.show_run(load_run(path, evs[0]["run_id"]))
+    text = view.result.text()
+    assert view.result.isVisible()
+    assert ("server counters stopped at 2.1 s (terminating connection due to administrator "
+            "command): the server cross-check is missing") in text

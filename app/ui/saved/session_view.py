@@ -409,13 +409,17 @@ class SessionViewWidget(QWidget):
         results = [ph for ph in phases if ph.get("results") or ph.get("flags")]
         limited = [ph for ph in phases if ph.get("client_limit")]
         outages = [line for ph in phases for line in ph.get("outages_text") or ()]
+        # a measurement source that stopped: once, from the first phase that says it
+        missing = list(dict.fromkeys(f"{ph['name']}: {m}" for ph in phases
+                                     for m in ph.get("missing_text") or ()))[:1]
         self.result.setText("<br>".join(
             [h for h in (_result_html(ph["name"], ph.get("results") or [], ph.get("duration_s"),
                                       ph.get("flags")) for ph in results) if h]
             + [f"<span style='color:#9a6700'>&#9888; {_h(ph['name'])}: "
                f"{_h(ph['client_limit'])}</span>" for ph in limited]
-            + [f"<span style='color:#cf222e'>&#9888; {_h(line)}</span>" for line in outages]))
-        shown = bool(results or limited or outages)
+            + [f"<span style='color:#cf222e'>&#9888; {_h(line)}</span>" for line in outages]
+            + [f"<span style='color:#9a6700'>&#9888; {_h(line)}</span>" for line in missing]))
+        shown = bool(results or limited or outages or missing)
         self.result.setVisible(shown)
         self.result_scroll.setVisible(shown)
         width = self.result_scroll.viewport().width() or self.width()
