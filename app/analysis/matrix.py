@@ -24,6 +24,8 @@ from typing import Sequence
 
 from app.analysis.compare import (CompareError, Comparison, fmt_value, load_comparison,
                                   resolve_run)
+from app.analysis.intervals import (FAIL, INCONCLUSIVE, PASS, Interval, Verdict,
+                                    paired_interval, ratio_interval, series_interval, verdict)
 from app.analysis.metrics import METRICS
 from app.model.runset import EFFICIENCY_KEYS, Ratio, RunRef, Table, ratio
 from app.store.session import SessionError, SessionFile
@@ -164,17 +166,16 @@ def has_groups(comp: Comparison) -> bool:
 class GateRow:
     phase: str
     group: str
-    ratio: float | None                      # mean of NEW / mean of BASE
+    ratio: float | None                      # NEW / BASE: the interval's centre when known
     base: tuple[float, ...]                  # the base side's values (one per run)
     new: tuple[float, ...]
-    beyond_spread: bool | None               # None: a side has one run only
+    interval: Interval | None = None         # None: a side too short for batch means
+    verdict: Verdict | None = None
 
-    @staticmethod
-    def spread(values: Sequence[float]) -> float | None:
-        """Half the range of the runs, as a fraction of their mean."""
-        if len(values) < 2 or not statistics.fmean(values):
-            return None
-        return (max(values) - min(values)) / 2 / statistics.fmean(values)
+    @property
+    def beyond_spread(self) -> bool | None:
+        """Whether the interval excludes 1 (None when there is no interval)."""
+        return None if self.interval is None else self.interval.excludes(1.0)
 
 
 @dataclass
@@ -187,52 +188,134 @@ class GateResult:
     lower_is_better: bool = False
     title: str = ""
 
+    def _below(self, r: GateRow) -> bool:
+        if r.verdict is not None:
+            return r.verdict.outcome == FAIL
+        t = self.threshold
+        return r.ratio is not None and (r.ratio > 1 / t if self.lower_is_better else r.ratio < t)
+
     @property
     def failed(self) -> list[GateRow]:
-        t = self.threshold
-        return [r for r in self.rows if r.ratio is not None and
-                (r.ratio > 1 / t if self.lower_is_better else r.ratio < t)]
+        """Rows whose whole interval lies beyond the threshold (without an interval: whose
+        ratio does)."""
+        return [r for r in self.rows if self._below(r)]
+
+    @property
+    def inconclusive(self) -> list[GateRow]:
+        return [r for r in self.rows if r.verdict is not None and
+                r.verdict.outcome == INCONCLUSIVE]
+
+    @property
+    def outcome(self) -> str:
+        return FAIL if self.failed else INCONCLUSIVE if self.inconclusive else PASS
+
+    def methods(self) -> list[str]:
+        return list(dict.fromkeys(r.interval.describe() for r in self.rows if r.interval))
 
     def to_json(self) -> dict:
         return {"metric": self.key, "threshold": self.threshold, "base": self.base_label,
-                "new": self.new_label, "passed": not self.failed,
+                "new": self.new_label, "passed": self.outcome == PASS,
+                "outcome": self.outcome,
                 "tests": [{"phase": r.phase, "group": r.group, "ratio": r.ratio,
+                           "interval": r.interval.to_json() if r.interval else None,
+                           "verdict": r.verdict.outcome if r.verdict else None,
+                           "more_repeats": r.verdict.more if r.verdict else None,
                            "base": list(r.base), "new": list(r.new),
-                           "below": r in self.failed, "beyond_spread": r.beyond_spread}
+                           "below": self._below(r), "beyond_spread": r.beyond_spread}
                           for r in self.rows]}
 
     def text(self) -> str:
         head = (f"regression gate: {self.title} of {self.new_label} relative to "
                 f"{self.base_label}, threshold {self.threshold:g}")
         lines = [head]
-        failed = self.failed
         if not self.rows:
             return head + ": no test in common to compare\n"
-        if any(r.beyond_spread is None for r in self.rows):
-            lines.append("one run per side: the runs' own spread is not known (repeat the "
-                         "runs of each side to tell a regression from noise)")
-        if not failed:
+        lines += [f"intervals: {m}" for m in self.methods()]
+        if any(r.interval is None for r in self.rows):
+            lines.append("no interval for some tests (one run a side and too few samples "
+                         "for batch means): judged on the ratio alone; repeat the runs of "
+                         "each side to tell a regression from noise")
+        failed, unsure = self.failed, self.inconclusive
+        if failed:
+            lines.append(f"FAIL: {len(failed)} of {len(self.rows)} tests below the threshold:")
+            lines += [self._row_text(r) for r in failed]
+        if unsure:
+            lines.append(f"INCONCLUSIVE: {len(unsure)} of {len(self.rows)} tests straddle the "
+                         f"threshold:")
+            lines += [self._row_text(r) for r in unsure]
+        if not failed and not unsure:
             worst = min((r for r in self.rows if r.ratio is not None),
                         key=lambda r: r.ratio if not self.lower_is_better else -r.ratio,
                         default=None)
             lines.append(f"PASS: all {len(self.rows)} tests at or above the threshold"
-                         + (f" (lowest: {worst.phase} {worst.ratio:.3f})" if worst else ""))
-            return "\n".join(lines) + "\n"
-        lines.append(f"FAIL: {len(failed)} of {len(self.rows)} tests below the threshold:")
-        for r in failed:
-            lines.append(f"  {r.phase:<32} {r.ratio:.3f}  {self._spread_text(r)}".rstrip())
+                         + (f" (lowest: {worst.phase} {self._fig(worst)})" if worst else ""))
         return "\n".join(lines) + "\n"
 
     @staticmethod
-    def _spread_text(r: GateRow) -> str:
-        if r.beyond_spread is None:
-            return ""
-        sb, sn = GateRow.spread(r.base), GateRow.spread(r.new)
-        spread = (f"base {len(r.base)} runs ±{sb * 100:.1f} %, new {len(r.new)} runs "
-                  f"±{sn * 100:.1f} %")
-        if r.beyond_spread:
-            return f"beyond the runs' own spread: no new run reaches the slowest base run ({spread})"
-        return f"within the runs' own spread: the ranges overlap ({spread})"
+    def _fig(r: GateRow) -> str:
+        if r.interval is not None:
+            return r.interval.text(3)
+        return f"{r.ratio:.3f}" if r.ratio is not None else "n/a"
+
+    def _row_text(self, r: GateRow) -> str:
+        extra = ""
+        if r.verdict is not None and r.verdict.outcome == INCONCLUSIVE:
+            extra = r.verdict.text()
+        elif r.interval is None:
+            extra = "no interval"
+        return f"  {r.phase:<32} {self._fig(r)}  {extra}".rstrip()
+
+
+def phase_samples(comp: Comparison, run: int, phase: str, key: str) -> list[float]:
+    """The run's per-interval values of one metric inside a phase (batch means read them)."""
+    r = comp.runs[run]
+    col = r.sample.column(METRICS[key].column) if key in METRICS else None
+    if not col:
+        return []
+    return [v for p, v in zip(r.sample.phase, col) if p == phase and v == v]
+
+
+def rounds(comp: Comparison, sides: Sequence[Sequence[int]]) -> list[tuple[int, int]] | None:
+    """(base run, new run) per round when the two sides ran interleaved, one of each in every
+    consecutive pair by start time (a plan with repeat = N); None otherwise."""
+    b, n = list(sides[0]), list(sides[1])
+    if len(b) != len(n) or len(b) < 2:
+        return None
+    start = {i: float(comp.runs[i].hello.get("started_epoch") or 0) for i in b + n}
+    if not all(start.values()):
+        return None
+    order = sorted(b + n, key=lambda i: start[i])
+    out = []
+    for k in range(0, len(order), 2):
+        pair = order[k:k + 2]
+        bs, ns = [i for i in pair if i in b], [i for i in pair if i in n]
+        if len(bs) != 1 or len(ns) != 1:
+            return None
+        out.append((bs[0], ns[0]))
+    return out
+
+
+def side_interval(comp: Comparison, sides: Sequence[Sequence[int]], phase: str,
+                  key: str = "throughput") -> tuple[Interval | None, list[float], list[float]]:
+    """NEW / BASE of one phase with its interval: paired rounds when the sides ran
+    interleaved, Welch on the repeats when each side has two or more runs, batch means of the
+    runs' own series with one run a side."""
+    vals = {i: comp.phase_values(i, phase).get(key) for s in sides for i in s}
+    vb = [vals[i] for i in sides[0] if vals[i] is not None]
+    vn = [vals[i] for i in sides[1] if vals[i] is not None]
+    if not vb or not vn:
+        return None, vb, vn
+    pairs = rounds(comp, sides)
+    if pairs and all(vals[i] is not None and vals[j] is not None for i, j in pairs):
+        iv = paired_interval([vals[i] for i, _ in pairs], [vals[j] for _, j in pairs])
+    elif len(vb) > 1 and len(vn) > 1:
+        iv = ratio_interval(vb, vn)
+    elif len(sides[0]) == 1 and len(sides[1]) == 1:
+        iv = series_interval(phase_samples(comp, sides[0][0], phase, key),
+                             phase_samples(comp, sides[1][0], phase, key))
+    else:
+        iv = None
+    return iv, vb, vn
 
 
 def load_sides(refs: Sequence[RunRef], names: Sequence[str] | None = None
@@ -253,9 +336,9 @@ def load_sides(refs: Sequence[RunRef], names: Sequence[str] | None = None
 
 def gate(comp: Comparison, sides: Sequence[Sequence[int]], threshold: float,
          key: str = "throughput") -> GateResult:
-    """NEW (the second side) against BASE (the first): per step, the mean of NEW's runs over
-    the mean of BASE's. With two or more runs a side, a difference is beyond the runs' own
-    spread when the two sides' ranges do not overlap."""
+    """NEW (the second side) against BASE (the first), per step: the ratio with its
+    interval (app.analysis.intervals) and a verdict: fail when the whole interval is below
+    the threshold, pass when above, inconclusive when it straddles it."""
     if len(sides) != 2 or not all(sides):
         raise CompareError("the regression gate compares two sides, BASE and NEW: give two "
                            "session files (each may hold repeated runs) or FILE:RUN for each")
@@ -265,18 +348,16 @@ def gate(comp: Comparison, sides: Sequence[Sequence[int]], threshold: float,
     m = METRICS[key]
     rows = []
     for phase, group in step_rows(comp):
-        vb = [comp.phase_values(i, phase).get(key) for i in sides[0]]
-        vn = [comp.phase_values(i, phase).get(key) for i in sides[1]]
-        vb = [v for v in vb if v is not None]
-        vn = [v for v in vn if v is not None]
+        iv, vb, vn = side_interval(comp, sides, phase, key)
         if not vb or not vn:
             continue
-        mb, mn = statistics.fmean(vb), statistics.fmean(vn)
-        rt = mn / mb if mb else None
-        beyond = None
-        if len(vb) > 1 and len(vn) > 1:
-            beyond = (max(vn) < min(vb) or min(vn) > max(vb))
-        rows.append(GateRow(phase, group, rt, tuple(vb), tuple(vn), beyond))
+        if iv is not None:
+            rt = iv.value
+            vd = verdict(iv, threshold, m.lower_is_better)
+        else:
+            mb, mn = statistics.fmean(vb), statistics.fmean(vn)
+            rt, vd = (mn / mb if mb else None), None
+        rows.append(GateRow(phase, group, rt, tuple(vb), tuple(vn), iv, vd))
 
     def label(ix: Sequence[int]) -> str:
         labels = list(dict.fromkeys(comp.runs[i].label for i in ix))

@@ -2,7 +2,8 @@
 
 Exit codes: 0 success, 1 the run failed (compare: the regression gate failed), 2 bad input
 (nothing was started),
-3 the run finished but its stream had damaged lines, 130 stopped by the user.
+3 the run finished but its stream had damaged lines, 4 the regression gate is inconclusive
+(an interval straddles the threshold), 130 stopped by the user.
 """
 from __future__ import annotations
 

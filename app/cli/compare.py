@@ -7,10 +7,14 @@ from .console import fail as _fail
 from .console import warn_damaged as _warn_damaged
 
 
+INCONCLUSIVE_EXIT = 4
+
+
 def cmd_compare(a) -> int:
     """Per-phase tables of several runs with ratios to a base run (see app.analysis.compare);
     for a suite, its matrices (app.analysis.matrix); the regression gate with --fail-below.
-    Exit 1 when the gate fails."""
+    Exit 1 when the gate fails, 4 when it cannot tell (an interval straddles the
+    threshold)."""
     from app.analysis.compare import CompareError, load_comparison, parse_ref
     from app.analysis.matrix import gate, has_groups, load_sides, suite_matrix
     from app.store.export import ExportError, tables_text, to_json, write_text
@@ -68,6 +72,8 @@ def cmd_compare(a) -> int:
     _warn_damaged(comp.damaged())
     if gate_result is not None and gate_result.failed:
         return 1
+    if gate_result is not None and gate_result.inconclusive:
+        return INCONCLUSIVE_EXIT
     return 3 if comp.damaged() else 0
 
 
@@ -86,7 +92,9 @@ def add_compare(sub) -> None:
                         "instead of the per-phase tables")
     c.add_argument("--fail-below", type=float, metavar="RATIO",
                    help="regression gate: exit 1 and name the tests whose throughput "
-                        "relative to BASE fell below RATIO (e.g. 0.95); runs are BASE then "
+                        "relative to BASE is below RATIO (e.g. 0.95) with its whole 95 %% "
+                        "interval, exit 4 when an interval straddles RATIO (inconclusive: "
+                        "it says how many more repeats would decide); runs are BASE then "
                         "NEW, each a FILE (all its runs: repeats of one side) or FILE:RUN")
     cf = c.add_mutually_exclusive_group()
     cf.add_argument("--markdown", action="store_true", help="Markdown tables (the default)")

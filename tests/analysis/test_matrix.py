@@ -90,8 +90,8 @@ def test_a_run_without_a_test_is_na(two, tmp_path):
 
 
 def test_gate_with_repeated_runs_tells_noise_from_a_regression(tmp_path):
-    # base: three runs at 1000 ± 10; new: point-query 900 (clearly lower), update-index within
-    # the noise but below 0.95 on average, insert the same
+    # base: three runs at 1000 ± 10; new: point-query 900 (clearly lower), update-index 0.93
+    # on average but within the base's own ±10 % noise, insert the same
     base = tmp_path / "base.versus"
     new = tmp_path / "new.versus"
     for i, (pq, ui) in enumerate(((1000, 1000), (1010, 1100), (990, 900))):
@@ -101,16 +101,23 @@ def test_gate_with_repeated_runs_tells_noise_from_a_regression(tmp_path):
     comp, sides = load_sides([RunRef(str(base)), RunRef(str(new))])
     assert sides == [[0, 1, 2], [3, 4, 5]]
     g = gate(comp, sides, 0.95)
-    failed = {r.phase: r for r in g.failed}
-    assert set(failed) == {"point-query", "update-index"}
-    assert failed["point-query"].ratio == pytest.approx(900 / 1000)
-    assert failed["point-query"].beyond_spread is True
-    assert failed["update-index"].beyond_spread is False
+    assert [r.phase for r in g.failed] == ["point-query"]
+    pq = g.failed[0]
+    assert pq.interval.method == "repeats" and pq.interval.high < 0.95
+    assert pq.ratio == pytest.approx(math.exp(
+        sum(map(math.log, (900, 905, 895))) / 3 - sum(map(math.log, (1000, 1010, 990))) / 3))
+    assert pq.beyond_spread is True
+    unsure = {r.phase: r for r in g.inconclusive}
+    assert set(unsure) == {"update-index"}
+    assert unsure["update-index"].interval.low < 0.95 < unsure["update-index"].interval.high
+    assert g.outcome == "fail"
     text = g.text()
-    assert "FAIL: 2 of 6 tests below the threshold" in text
-    assert "point-query" in text and "beyond the runs' own spread" in text
-    assert "within the runs' own spread" in text
+    assert "FAIL: 1 of 6 tests below the threshold" in text
+    assert "INCONCLUSIVE: 1 of 6 tests straddle the threshold" in text
+    assert "more repeat" in text or "straddles" in text
+    assert "Welch's t on log values" in text
     assert gate(comp, sides, 0.85).failed == []
+    assert gate(comp, sides, 0.85).outcome != "fail"
 
 
 def test_compare_cli_prints_the_matrix_and_gates(two, tmp_path, versus_home):
