@@ -8,6 +8,7 @@ written).
     versus export a.versus b.versus --deck cmp.pptx [--align measure] [--base 1]
     versus export a.versus b.versus --series s.csv        (or .json)
     versus export a.versus b.versus --table summary.html  (or .md, .csv)
+    versus export a.versus b.versus --parquet out/        (runs, phases, series .parquet)
 """
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="the series: CSV one row per second, or JSON at full resolution")
     what.add_argument("--table", metavar="OUT.md|OUT.html|OUT.csv",
                       help="the per-phase summary and efficiency tables")
+    what.add_argument("--parquet", metavar="DIR",
+                      help="open data: runs.parquet, phases.parquet and series.parquet in DIR "
+                           "(schema: README, Open data)")
     what.add_argument("--flamegraph", metavar="OUT.svg",
                       help="the first run's CPU profile of the server (--phase: of that "
                            "phase) as an SVG flame graph")
@@ -92,7 +96,7 @@ def _run(a) -> int:
             return _fail(str(exc))
     if not 0.25 <= a.scale <= 4:
         return _fail("--scale is between 0.25 and 4")
-    out = a.out if a.chart else (a.deck or a.series or a.table or a.flamegraph)
+    out = a.out if a.chart else (a.deck or a.series or a.table or a.flamegraph or a.parquet)
     if a.chart and not out:
         return _fail("--chart needs --out PATH")
     check_writable(out)                   # before any work: an unwritable path fails fast
@@ -108,7 +112,14 @@ def _run(a) -> int:
         return _fail(f"there is no run {a.base} to use as the base; runs are numbered 1 to "
                      f"{len(comp)}")
     phases = [a.phase] if a.phase else (comp.common_phases() or comp.phase_order())
-    if a.flamegraph:
+    if a.parquet:
+        from app.analysis.opendata import write_parquet
+        try:
+            for p in write_parquet(comp, out):
+                print(p)
+        except OSError as exc:
+            return _fail(f"cannot write {out}: {exc.strerror or exc}")
+    elif a.flamegraph:
         from app.analysis.flame import run_svg
         r = comp.runs[0]
         try:
