@@ -16,9 +16,9 @@ app_pkgs=(libegl1 libgl1 libfontconfig1 libdbus-1-3 libxkbcommon0 libxkbcommon-x
           python3-venv)
 # loopback sshd, peer tools for bench/, a real X screen for screenshots, PDF rendering,
 # the database servers the tests use, perf (the server's counters and CPU profiles) and
-# taskset (the client-bound test)
+# taskset (the client-bound test); LibreOffice Impress renders the slide decks the deck test reads
 test_pkgs=(openssh-server sysbench xvfb xauth poppler-utils postgresql mariadb-server
-           mariadb-client postgresql-contrib linux-perf util-linux)
+           mariadb-client postgresql-contrib linux-perf util-linux libreoffice-impress)
 
 want=("${app_pkgs[@]}")
 [ "$mode" = test ] && want+=("${test_pkgs[@]}")

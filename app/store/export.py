@@ -517,17 +517,21 @@ def _native_chart(deck: _Deck, slide, c: DeckChart, panel: DeckPanel, x: int, y:
 
     def xscale(v: float) -> float:
         return v / per
-    data = XyChartData()
-    for ser in panel.series:
-        sd = data.add_series(ser.label)
-        for px, py in zip(ser.xs, ser.ys):
-            sd.add_data_point(xscale(px), py)
     y_bottom = 10 ** y_lo if c.log_y else y_lo
     y_top = 10 ** y_hi if c.log_y else y_hi
-    for _t, _name in panel.marks:          # a phase start: a grey vertical line of 2 points
-        sd = data.add_series(" ")
-        sd.add_data_point(xscale(_t), y_bottom)
-        sd.add_data_point(xscale(_t), y_top)
+    points = [[(xscale(px), py) for px, py in zip(ser.xs, ser.ys)] for ser in panel.series]
+    # a phase start: a grey vertical line of 2 points
+    points += [[(xscale(t), y_bottom), (xscale(t), y_top)] for t, _name in panel.marks]
+    # Every series as long as the longest, padded with blank points: LibreOffice reads the
+    # first series' point count as every series' and drops a longer series after a shorter
+    # one (a 10 s run before a 15 s run showed only the second run)
+    longest = max((len(p) for p in points), default=0)
+    data = XyChartData()
+    for label, pts in zip([ser.label for ser in panel.series] + [" "] * len(panel.marks),
+                          points):
+        sd = data.add_series(label)
+        for px, py in pts + [(None, None)] * (longest - len(pts)):
+            sd.add_data_point(px, py)
     gf = slide.shapes.add_chart(XL_CHART_TYPE.XY_SCATTER_LINES_NO_MARKERS, x, y, w, h, data)
     chart = gf.chart
     chart.font.size = Pt(deck.SMALL_PT + 1)
