@@ -674,7 +674,8 @@ class Comparison:
         b = self.runs[base]
         header = (["metric", "unit"] + [f"{r.index + 1}: {r.label}" for r in self.runs]
                   + [f"{self.runs[i].index + 1} / {base + 1}" for i in others])
-        t = Table(title or f"{phase} — ratios to run {base + 1} ({b.label})", header)
+        ratios = f" — ratios to run {base + 1} ({b.label})" if others else ""
+        t = Table(title or f"{phase}{ratios}", header)
         for k in keys:
             m = METRICS[k]
             cells = [m.title, self._unit_cell(k, phase)]
@@ -703,8 +704,9 @@ class Comparison:
             t.notes.append(f"run {r.index + 1} ({r.label}) has no phase {phase!r}")
         if b.phase(phase) is not None and vals[base].get("throughput") == 0:
             t.notes.append(f"the base run has zero throughput in {phase}: ratios are n/a")
-        t.notes.append("ratios: green ≥ 1.05 better, red ≤ 0.95 worse, grey between; for "
-                       "metrics where lower is better the colours are swapped")
+        if others:                  # a lone run has no ratios to explain
+            t.notes.append("ratios: green ≥ 1.05 better, red ≤ 0.95 worse, grey between; for "
+                           "metrics where lower is better the colours are swapped")
         return t
 
     def summary_table(self, phase: str, base: int = 0) -> Table:
@@ -713,8 +715,9 @@ class Comparison:
     def efficiency_table(self, phase: str, base: int = 0) -> Table:
         b = self.runs[base] if 0 <= base < len(self.runs) else None
         t = self.table(phase, base, EFFICIENCY_KEYS + SERVER_EFFICIENCY_KEYS,
-                       title=f"{phase} — hardware per operation, ratios to run {base + 1}"
-                             f" ({b.label if b else '?'})")
+                       title=f"{phase} — hardware per operation" + (
+                           f", ratios to run {base + 1} ({b.label if b else '?'})"
+                           if len(self.runs) > 1 else ""))
         t.notes.insert(0, "host totals from /proc on the benchmark host, sampled every "
                           "second, over the phase, divided by its operations; "
                           "CPU µs = (100 − idle − iowait − steal) % × cores × seconds")

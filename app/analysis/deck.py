@@ -111,6 +111,14 @@ def deck_chart(comp: Comparison, name: str, mode: str = "overlay", log_y: bool =
                      log_y=log_y, footer=footer_text(comp, ch) if footer else "")
 
 
+def deck_subtitle(comp: Comparison, base: int = 0) -> str:
+    """The title slide's second line: how the runs are aligned and, when there is more than
+    one run, which run the ratios are to."""
+    sub = (f"aligned on the start of {comp.align_phase}" if comp.align_phase
+           else "aligned on run start")
+    return sub + (f"; ratios to run {base + 1}" if len(comp.runs) > 1 else "")
+
+
 def key_results(comp: Comparison, base: int = 0, phase: str | None = None) -> list[str]:
     """Title-slide lines: each workload's headline metric in the measured phase, every run's
     value and its ratio to the base run."""

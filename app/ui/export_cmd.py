@@ -18,7 +18,7 @@ from pathlib import Path
 
 from app.analysis.compare import CompareError, load_comparison, parse_ref
 from app.analysis.metrics import CHARTS
-from app.analysis.deck import deck_chart, footer_text, key_results
+from app.analysis.deck import deck_chart, deck_subtitle, footer_text, key_results
 from app.store.export import (ExportError, check_writable, series_csv, tables_text, to_json,
                               write_deck, write_text)
 
@@ -149,8 +149,7 @@ def _run(a) -> int:
         charts = [deck_chart(comp, c, a.mode, log_y=a.log_y and c == "latency",
                              footer=a.footer) for c in comp.deck_charts()]
         tables = comp.tables(base, phases)
-        sub = (f"aligned on the start of {comp.align_phase}" if comp.align_phase
-               else "aligned on run start") + f"; ratios to run {base + 1}"
+        sub = deck_subtitle(comp, base)
         write_deck(out, a.title or comp.title(), sub, comp.deck_runs(), charts, tables,
                    footer=footer_text(comp) if a.footer else "",
                    key_results=key_results(comp, base))

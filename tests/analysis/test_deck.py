@@ -122,3 +122,16 @@ def test_thin_keeps_every_peak():
     v[1234], v[8765] = 50.0, -3.0
     xs, ys = thin(t, v, 400)
     assert len(xs) <= 400 and 50.0 in ys and -3.0 in ys and xs == sorted(xs)
+
+
+def test_a_deck_of_one_run_says_nothing_about_ratios(tmp_path):
+    from app.ui.export_cmd import main
+    one = build_run(tmp_path / "one.versus", "r1", rate=9000, p95=1.3, idle=70,
+                    phases=("rampup", "measure"))
+    assert main([str(one), "--deck", str(tmp_path / "one.pptx")]) == 0
+    texts = [sh.text_frame.text for slide in Presentation(str(tmp_path / "one.pptx")).slides
+             for sh in slide.shapes if sh.has_text_frame]
+    texts += [c.text for slide in Presentation(str(tmp_path / "one.pptx")).slides
+              for sh in slide.shapes if sh.has_table for row in sh.table.rows
+              for c in row.cells]
+    assert texts and not [t for t in texts if "ratio" in t.lower() or "×" in t], texts

@@ -17,7 +17,7 @@ from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
 
 from app.analysis.compare import CompareError
-from app.analysis.deck import deck_chart, footer_text, key_results
+from app.analysis.deck import deck_chart, deck_subtitle, footer_text, key_results
 from app.analysis.metrics import CHARTS
 from app.store.export import (ExportError, check_writable, series_csv, tables_text, to_json,
                               write_bytes, write_deck)
@@ -194,8 +194,7 @@ class CompareExports(QObject):
             charts = [deck_chart(comp, c, v.mode, log_y=c in v.panes.log_charts, footer=foot)
                       for c in comp.deck_charts()]
             tables = v.tables.all_tables(comp, base)
-            sub = ((f"aligned on the start of {comp.align_phase}" if comp.align_phase
-                    else "aligned on run start") + f"; ratios to run {base + 1}")
+            sub = deck_subtitle(comp, base)
             title, runs = comp.title(), comp.deck_runs()
             results = key_results(comp, base)
             small = footer_text(comp) if foot else ""
