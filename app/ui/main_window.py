@@ -419,7 +419,9 @@ class MainWindow(QMainWindow):
         if not geo.isEmpty():
             self.restoreGeometry(geo)
         else:
-            self.resize(1400, 900)
+            # no larger than the screen it opens on (a 1366x768 laptop's less its panels)
+            avail = self.screen().availableGeometry()
+            self.resize(min(1400, avail.width() - 16), min(900, avail.height() - 48))
         for key, splitter in (("window/main_splitter", self.main_splitter),
                               ("window/run_splitter", self.run_splitter)):
             state = s.get(key)

@@ -27,6 +27,7 @@ from workloads.registry import WORKLOADS, get as get_workload
 
 from app.ui.live.run_worker import start_worker_thread
 from app.ui.common.tasks import TaskRunner
+from app.ui.common.scroll import scrolled_layout
 
 ROLE = Qt.ItemDataRole.UserRole
 STATE_COLOURS = {"waiting": ("#57606a", None), "loading": ("#9a6700", "#fff8c5"),
@@ -452,7 +453,7 @@ class PlanWidget(QWidget):
         rl.addWidget(self.table, 1)
         rl.addLayout(actions)
 
-        lay = QHBoxLayout(self)
+        lay = scrolled_layout(self, QHBoxLayout)
         lay.setContentsMargins(0, 0, 0, 0)
         lay.setSpacing(0)
         lay.addWidget(builder)

@@ -19,6 +19,7 @@ from app.analysis.results import ResultValue, new_store, result_parts
 from app.analysis.compare import step_table_cells
 from app.model.series import SeriesStore
 
+from app.ui.common.scroll import scrolled_layout
 from app.ui.charts.dashboard import DashboardWidget
 from app.ui.cpu.panel import CpuPanelWidget
 from app.ui.charts.headline import HeadlineStripWidget
@@ -238,7 +239,7 @@ class SessionViewWidget(QWidget):
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
-        lay = QVBoxLayout(self)
+        lay = scrolled_layout(self, QVBoxLayout)
         lay.setContentsMargins(12, 10, 12, 10)
         lay.setSpacing(6)
         self.header = QLabel("Choose a run in the Sessions list to see its charts and summary.")
