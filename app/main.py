@@ -28,9 +28,10 @@ def _quiet_end() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    if not args:
+    if not args or all(a.endswith(".versus") and not a.startswith("-") for a in args):
+        # no arguments, or session files (a file manager's "open with"): the GUI
         from app.ui.application import run_gui
-        return run_gui()
+        return run_gui(args)
     try:
         if args[0] == "export":           # charts need Qt, which app.cli may not import
             from app.ui.export_cmd import main as export_main

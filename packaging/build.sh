@@ -48,11 +48,12 @@ arch=$(dpkg --print-architecture 2>/dev/null || echo amd64)
 pkg="$out/deb/versus_${version}_${arch}"
 rm -rf "$pkg"
 mkdir -p "$pkg/DEBIAN" "$pkg/opt" "$pkg/usr/bin" "$pkg/usr/share/applications" \
-    "$pkg/usr/share/icons/hicolor/scalable/apps"
+    "$pkg/usr/share/icons/hicolor/scalable/apps" "$pkg/usr/share/mime/packages"
 cp -a "$out/dist/versus" "$pkg/opt/versus"
 ln -s /opt/versus/versus "$pkg/usr/bin/versus"
 cp resources/versus.desktop "$pkg/usr/share/applications/versus.desktop"
 cp resources/versus.svg "$pkg/usr/share/icons/hicolor/scalable/apps/versus.svg"
+cp resources/versus-mime.xml "$pkg/usr/share/mime/packages/versus.xml"
 size=$(du -sk "$pkg" | cut -f1)
 cat > "$pkg/DEBIAN/control" <<CONTROL
 Package: versus

@@ -13,7 +13,9 @@ from . import compare, hosts, plan, profiles, run, runs, sessions
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from app import __version__
     ap = argparse.ArgumentParser(prog="versus", description="Database benchmarks you can defend.")
+    ap.add_argument("--version", action="version", version=f"versus {__version__}")
     sub = ap.add_subparsers(dest="cmd", required=True)
     run.add_run(sub)
     sessions.add_show(sub)

@@ -39,7 +39,9 @@ def make_app(argv: list[str] | None = None) -> QApplication:
     return app
 
 
-def run_gui() -> int:
+def run_gui(files: list[str] | None = None) -> int:
+    """The main window; ``files`` (session files) open in it: one in the Saved run view (or
+    Compare when it holds several runs), several in Compare."""
     app = make_app()
     from app.store.catalog import Catalog
     from app.store.paths import sessions_dir
@@ -47,6 +49,8 @@ def run_gui() -> int:
     from app.ui.main_window import MainWindow
     window = MainWindow(Catalog(), sessions_dir())
     window.show()
+    if files:
+        window.open_files([Path(f) for f in files])
     if os.environ.get("VERSUS_EXIT_WHEN_SHOWN"):
         # startup probe (bench/startup.py, the packaging test): leave once the window is
         # shown and the event loop is free, that is usable

@@ -853,6 +853,10 @@ class MainWindow(QMainWindow):
                                                | Qt.KeyboardModifier.ShiftModifier):
             return                          # picking several runs to compare, not opening one
         _, path, run_id = data
+        self.show_saved_run(path, run_id)
+
+    def show_saved_run(self, path: str, run_id: str) -> None:
+        """Load one run of a session file into the Saved run view (off the GUI thread)."""
         if self._loading == (path, run_id):
             return
         self._loading = (path, run_id)
@@ -992,6 +996,29 @@ class MainWindow(QMainWindow):
             self.show_error("Some files were not imported", "\n".join(outcome.problems))
         if outcome.runs:
             self.open_session_file(outcome.session_path)
+
+    def open_files(self, paths: list[Path]) -> None:
+        """Session files given on the command line: listed under Sessions; several files, or
+        one file of several runs, in Compare; a file of one run in the Saved run view."""
+        from app.model.runset import RunRef
+        from app.store.session import SessionError, SessionFile
+        runs: list[tuple[Path, str]] = []
+        for path in paths:
+            path = path.resolve()
+            try:
+                sf = SessionFile(path, readonly=True)
+                try:
+                    runs += [(path, r.id) for r in sf.runs()]
+                finally:
+                    sf.close()
+            except SessionError as exc:       # not a session file: said, the others open
+                self.show_error(f"Could not open {path.name}", str(exc))
+                continue
+            self.open_session_file(path)
+        if len(runs) == 1:
+            self.show_saved_run(str(runs[0][0]), runs[0][1])
+        elif runs:
+            self.show_compare([RunRef(str(p), r) for p, r in runs])
 
     def open_session_file(self, path: Path) -> None:
         if path not in self._opened_sessions and path.parent != self.sessions_dir:
