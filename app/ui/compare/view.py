@@ -50,6 +50,8 @@ REFREEZE_MS = 120             # after a zoom or resize, the replay picture is ta
 FINISHED = ("ok", "stopped", "failed")
 
 
+REPLAY_KEYS = ("play_pause", "step_back", "step_forward")    # Space "," "."
+
 class CompareWidget(QWidget):
     """Runs from any sessions: charts (overlay or side by side), replay, tables, exports."""
 
@@ -551,8 +553,22 @@ class CompareWidget(QWidget):
         if self.clock.playing:
             self._freeze()
 
+    def _replay_keys_window_wide(self, on: bool) -> None:
+        """While Compare is shown its replay keys act wherever the focus is in the window
+        (the Sessions tree is the usual way in; a text field keeps its own keys); hidden,
+        they are its own again, so another view keeps Space, "," and "."."""
+        for name in REPLAY_KEYS:
+            self.actions[name].setShortcutContext(
+                Qt.ShortcutContext.WindowShortcut if on
+                else Qt.ShortcutContext.WidgetWithChildrenShortcut)
+
+    def showEvent(self, ev) -> None:                          # noqa: N802
+        self._replay_keys_window_wide(True)
+        super().showEvent(ev)
+
     def hideEvent(self, ev) -> None:                          # noqa: N802
         self.clock.pause()          # a hidden view does not play on in the background
+        self._replay_keys_window_wide(False)
         super().hideEvent(ev)
 
     # ------------------------------------------------------------------ alignment
