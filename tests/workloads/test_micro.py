@@ -307,3 +307,13 @@ def test_failed_statements_in_the_compiled_loop_are_told_counted_and_rolled_back
         assert check["transactions"] == pytest.approx(txns + s["errors_total"], rel=0.02)
     else:
         assert check["statements"] == pytest.approx(stmts, rel=0.02)
+
+
+def test_a_mistyped_test_name_gets_a_did_you_mean():
+    from workloads.micro.suite import select
+    from workloads.params import ParamError
+    with pytest.raises(ParamError) as e:
+        select("point-qurey,scan,nonsense-xyz")
+    said = str(e.value)
+    assert "'point-qurey' (did you mean 'point-query'?)" in said, said
+    assert "'nonsense-xyz'; tests are" in said, said          # nothing near: no guess

@@ -13,6 +13,7 @@ off, or without those writes, the reads run once.
 """
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -198,8 +199,13 @@ def select(text: str) -> list[Test]:
         else:
             unknown.append(w)
     if unknown:
+        names = ["all", "reads", *_GROUP_ALIASES, *GROUPS, *FAMILIES, *BY_NAME]
+        said = []
+        for w in unknown:
+            near = difflib.get_close_matches(w, names, n=1, cutoff=0.6)
+            said.append(repr(w) + (f" (did you mean {near[0]!r}?)" if near else ""))
         raise ParamError(
-            f"unknown test{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}; "
+            f"unknown test{'s' if len(unknown) > 1 else ''} {', '.join(said)}; "
             f"tests are all, a group ({', '.join(GROUPS)}, reads) or any of "
             f"{', '.join(FAMILIES)}")
     return [t for t in TESTS if t.name in chosen]
