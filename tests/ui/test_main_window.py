@@ -42,7 +42,7 @@ def test_defaults_this_computer_and_embedded_postgres_with_point_query(make_wind
     assert w.actions["run"].shortcut().toString() == "Ctrl+R"
     assert w.actions["stop"].shortcut().toString() == "Ctrl+."
     # Charts say what they show and in which unit.
-    assert "client count" in w.dashboard.plots["throughput"].titleLabel.text
+    assert "QPS (clients' count)" in w.dashboard.plots["throughput"].titleLabel.text
     assert w.dashboard.plots["throughput"].getAxis("left").labelText == "QPS"
     assert w.dashboard.plots["latency"].getAxis("left").labelText == "ms"
     assert w.dashboard.plots["cpu"].getAxis("left").labelText == "%"

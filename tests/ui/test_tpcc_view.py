@@ -127,7 +127,7 @@ def test_point_query_dashboard_is_unchanged_and_hides_the_home_column(make_windo
     assert w.dashboard.workload == "point-query"
     assert "server.tpm" not in w.dashboard.curves
     assert len(points(w.dashboard.curves["throughput"])[0]) == 10
-    assert "client count" in w.dashboard.plots["throughput"].titleLabel.text
+    assert "QPS (clients' count)" in w.dashboard.plots["throughput"].titleLabel.text
     # This recorded point-query carries no per-user totals: its clients, without numbers.
     rows = vu_rows(w.vu_model)
     assert [r[0] for r in rows] == [1, 2, 3, 4]

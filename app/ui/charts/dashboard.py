@@ -29,7 +29,7 @@ BLUE, ORANGE, GREEN, RED, PURPLE, GREY, SKY = (
 
 CHARTS = {
     "throughput": {
-        "title": "Throughput · client count",
+        "title": "QPS (clients' count)",
         "unit": "QPS",
         "lines": [("throughput", "throughput", BLUE)],
     },
@@ -60,8 +60,9 @@ def workload_chart(spec: WorkloadSpec | None, unit: str = "") -> dict:
         return {"title": c.title, "unit": c.unit,
                 "lines": [(s, lab, TYPE_COLOURS[i % len(TYPE_COLOURS)])
                           for i, (s, lab) in enumerate(zip(c.series, labels))]}
-    return {**CHARTS["throughput"], "unit": unit or (spec.throughput_unit if spec else "")
-            or "ops/s"}
+    unit = unit or (spec.throughput_unit if spec else "") or "ops/s"
+    # what is counted and by whom, in words a newcomer reads: "TPS (clients' count)"
+    return {**CHARTS["throughput"], "title": f"{unit} (clients' count)", "unit": unit}
 
 
 def type_lines(types: list[str]) -> list[tuple[str, str, str]]:
