@@ -119,6 +119,73 @@ def deck_subtitle(comp: Comparison, base: int = 0) -> str:
     return sub + (f"; ratios to run {base + 1}" if len(comp.runs) > 1 else "")
 
 
+SLIDES = ("matrix", "charts", "tables", "warmups")    # what a deck may hold beyond its title
+
+
+def default_slides(comp: Comparison) -> tuple[str, ...]:
+    """A suite's deck leads with its tests × runs matrices and leaves the per-phase tables
+    (three slides a phase) out; any other deck has its charts and tables."""
+    return ("matrix", "charts") if is_suite(comp) else ("charts", "tables")
+
+
+def parse_slides(text: str) -> tuple[str, ...]:
+    """``--slides matrix,charts``: ValueError with a sentence for a name that is not one."""
+    words = [w.strip() for w in text.split(",") if w.strip()]
+    bad = [w for w in words if w not in SLIDES]
+    if bad or not words:
+        raise ValueError(f"--slides takes a comma-separated list of {', '.join(SLIDES)}"
+                         + (f", not {', '.join(map(repr, bad))}" if bad else ""))
+    return tuple(words)
+
+
+def is_suite(comp: Comparison) -> bool:
+    from app.analysis.matrix import step_rows
+    return len(step_rows(comp)) > 1
+
+
+def deck_phases(comp: Comparison, warmups: bool = False) -> list[str]:
+    """The phases a deck's tables cover: those every run has (a lone run: all of its own),
+    without warm-ups (uncounted load, not results) unless asked."""
+    phases = (comp.common_phases() if len(comp.runs) > 1 else []) or comp.phase_order()
+    if warmups:
+        return phases
+    return [p for p in phases if not any(r.phase_role(p) == "warmup" for r in comp.runs)]
+
+
+COST_KEY = "eff.cpu_us"            # the matrix slides' cost beside relative throughput
+
+
+def matrix_tables(comp: Comparison, base: int = 0, cost: str = COST_KEY) -> list:
+    """One table per test group: each test's throughput relative to the base run (coloured
+    as every ratio), then each run's cost per operation (``cost``), classed the same way
+    against the base run. Empty for one run or no suite."""
+    from app.analysis.matrix import suite_matrix
+    from app.model.runset import Table
+    if len(comp.runs) < 2 or not is_suite(comp):
+        return []
+    rel = suite_matrix(comp, "throughput", base)
+    per = suite_matrix(comp, cost, base)
+    m = METRICS[cost]
+    b = comp.runs[base]
+    head = (["test"] + [f"{r.index + 1}: {r.label} ×" for r in comp.runs]
+            + [f"{r.index + 1}: {r.label} {m.title} ({m.unit})"
+               for r in comp.runs])
+    out = []
+    for group, rows in rel.groups():
+        t = Table(f"{group + ': ' if group else ''}{rel.title.split(' relative')[0]} "
+                  f"relative to run {base + 1} ({b.label}), and {m.title}", head)
+        for row in rows:
+            c = per.row(row.phase)
+            costs = fmt_row(list(c.values)) if c else ["n/a"] * len(comp.runs)
+            classes = [rt.cls for rt in c.ratios] if c else [None] * len(comp.runs)
+            t.add([row.phase] + [rt.text() for rt in row.ratios] + costs,
+                  [None] + [rt.cls for rt in row.ratios] + classes)
+        t.notes = [f"× = throughput relative to run {base + 1}; " + rel.notes[-1],
+                   *per.notes[:-1]]
+        out.append(t)
+    return out
+
+
 def key_results(comp: Comparison, base: int = 0, phase: str | None = None) -> list[str]:
     """Title-slide lines: each workload's headline metric in the measured phase, every run's
     value and its ratio to the base run."""

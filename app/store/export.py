@@ -250,9 +250,9 @@ def _pt_for_px(px: float) -> float:
 def write_deck(path: str | Path, title: str, subtitle: str, runs: Sequence[DeckRun],
                charts: Sequence[DeckChart | tuple[str, bytes]], tables: Sequence[Table],
                widescreen: bool = True, footer: str = "",
-               key_results: Sequence[str] = ()) -> Path:
+               key_results: Sequence[str] = (), lead_tables: Sequence[Table] = ()) -> Path:
     """A .pptx: a title slide (runs with server, host, profile and parameters, and the key
-    results), one slide per chart (a native line chart from a DeckChart, or a picture from
+    results), the ``lead_tables`` (a suite's matrices), one slide per chart (a native line chart from a DeckChart, or a picture from
     PNG bytes), one per table (continued on more slides when long). No title overlaps what
     is under it: boxes are placed below the lines their text needs. Returns the path."""
     try:
@@ -266,6 +266,8 @@ def write_deck(path: str | Path, title: str, subtitle: str, runs: Sequence[DeckR
         prs.slide_width, prs.slide_height = Emu(12_192_000), Emu(6_858_000)     # 16:9
     deck = _Deck(prs)
     deck.title_slide(title, subtitle, runs, key_results, footer)
+    for t in lead_tables:                 # a suite's tests x runs matrices, before the charts
+        deck.table_slides(t, footer)
     for chart in charts:
         if isinstance(chart, DeckChart):
             deck.chart_slide(chart, footer)

@@ -135,3 +135,47 @@ def test_a_deck_of_one_run_says_nothing_about_ratios(tmp_path):
               for sh in slide.shapes if sh.has_table for row in sh.table.rows
               for c in row.cells]
     assert texts and not [t for t in texts if "ratio" in t.lower() or "×" in t], texts
+
+
+SUITE_PHASES = ("prepare", "point-query.warmup", "point-query", "read-only_range=10.warmup",
+                "read-only_range=10", "update-index.warmup", "update-index")
+
+
+def _slide_texts(slide) -> list[str]:
+    out = [sh.text_frame.text for sh in slide.shapes if sh.has_text_frame]
+    return out + [c.text for sh in slide.shapes if sh.has_table
+                  for row in sh.table.rows for c in row.cells]
+
+
+def test_a_suite_deck_leads_with_its_matrices_without_warmups(tmp_path):
+    from app.ui.export_cmd import main
+    runs = [build_run(tmp_path / f"{n}.versus", n, rate=1000, p95=1, idle=50,
+                      phases=SUITE_PHASES, workload="micro", version=v, rates=rates)
+            for n, v, rates in (
+                ("ra", "PostgreSQL 15.8", {"point-query": 1000, "update-index": 200,
+                                           "read-only_range=10": 400}),
+                ("rb", "MariaDB 11.4.2", {"point-query": 1300, "update-index": 150,
+                                          "read-only_range=10": 410}))]
+    out = tmp_path / "suite.pptx"
+    assert main([*map(str, runs), "--deck", str(out)]) == 0
+    slides = list(Presentation(str(out)).slides)
+    # title, one matrix per group (point, range, writes), then the charts; no phase tables
+    matrices = [s for s in slides[1:4] if any(sh.has_table for sh in s.shapes)]
+    assert len(matrices) == 3
+    table = next(sh for sh in matrices[0].shapes if sh.has_table).table
+    head = [c.text for c in table.rows[0].cells]
+    assert head[:3] == ["test", "1: PostgreSQL 15.8 ×", "2: MariaDB 11.4.2 ×"]
+    assert "CPU per op" in head[3] and "CPU per op" in head[4]
+    row = [c.text for c in table.rows[1].cells]
+    assert row[:3] == ["point-query", "1.00", "1.30"]
+    assert not any(sh.has_table for s in slides[4:] for sh in s.shapes)
+    assert not [t for s in slides for t in _slide_texts(s) if ".warmup" in t]
+    # the slides asked for: tables (warm-ups out), then with the warm-ups
+    assert main([*map(str, runs), "--deck", str(out), "--slides", "tables"]) == 0
+    texts = [t for s in Presentation(str(out)).slides for t in _slide_texts(s)]
+    assert any(t.startswith("point-query — ratios") for t in texts)
+    assert not [t for t in texts if ".warmup" in t]
+    assert main([*map(str, runs), "--deck", str(out), "--slides", "tables,warmups"]) == 0
+    texts = [t for s in Presentation(str(out)).slides for t in _slide_texts(s)]
+    assert any(t.startswith("point-query.warmup — ratios") for t in texts)
+    assert main([*map(str, runs), "--deck", str(out), "--slides", "matrix,bogus"]) == 2
