@@ -186,6 +186,20 @@ def matrix_tables(comp: Comparison, base: int = 0, cost: str = COST_KEY) -> list
     return out
 
 
+def deck_parts(comp: Comparison, base: int, slides: Sequence[str], mode: str = "overlay",
+               log_charts: Sequence[str] = (), footer: bool = False,
+               phase: str | None = None, cost: str = COST_KEY
+               ) -> tuple[list[DeckChart], list, list]:
+    """(charts, tables, matrices) of a deck with the chosen ``slides``: one recipe for the
+    GUI's and the CLI's exports, so the same runs give the same deck."""
+    charts = [deck_chart(comp, c, mode, log_y=c in log_charts, footer=footer)
+              for c in comp.deck_charts()] if "charts" in slides else []
+    tables = comp.tables(base, [phase] if phase else deck_phases(
+        comp, "warmups" in slides)) if "tables" in slides else []
+    lead = matrix_tables(comp, base, cost) if "matrix" in slides else []
+    return charts, tables, lead
+
+
 def key_results(comp: Comparison, base: int = 0, phase: str | None = None) -> list[str]:
     """Title-slide lines: each workload's headline metric in the measured phase, every run's
     value and its ratio to the base run."""

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from app.analysis.compare import CompareError, load_comparison, parse_ref
 from app.analysis.metrics import CHARTS
-from app.analysis.deck import (SLIDES, deck_chart, deck_phases, deck_subtitle, default_slides,
-                               footer_text, key_results, matrix_tables, parse_slides)
+from app.model.runset import EFFICIENCY_KEYS
+from app.analysis.deck import (COST_KEY, SLIDES, deck_parts, deck_subtitle, default_slides, footer_text,
+                               key_results, parse_slides)
 from app.store.export import (ExportError, check_writable, series_csv, tables_text, to_json,
                               write_deck, write_text)
 
@@ -63,6 +64,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--base", type=int, default=1, metavar="N")
     ap.add_argument("--phase", help="tables: only this phase")
     ap.add_argument("--names", metavar="A,B,…", help="names for the runs, in order")
+    ap.add_argument("--cost", default=COST_KEY, choices=EFFICIENCY_KEYS,
+                    help="a suite deck's matrix: the cost per operation beside relative "
+                         "throughput (default: CPU µs per operation)")
     ap.add_argument("--slides", metavar="KINDS",
                     help=f"a deck's slides after its title, comma-separated: "
                          f"{', '.join(SLIDES)} (warm-up phases in the tables); default: "
@@ -157,17 +161,12 @@ def _run(a) -> int:
         write_bytes(out, render_bytes(comp, a.chart, fmt, size, a.scale, mode=a.mode,
                                       title=a.title, log_y=a.log_y, footer=a.footer))
     else:
-        slides = slides or default_slides(comp)
-        charts = [deck_chart(comp, c, a.mode, log_y=a.log_y and c == "latency",
-                             footer=a.footer) for c in comp.deck_charts()
-                  ] if "charts" in slides else []
-        tables = comp.tables(base, [a.phase] if a.phase else deck_phases(
-            comp, "warmups" in slides)) if "tables" in slides else []
-        sub = deck_subtitle(comp, base)
-        write_deck(out, a.title or comp.title(), sub, comp.deck_runs(), charts, tables,
-                   footer=footer_text(comp) if a.footer else "",
-                   key_results=key_results(comp, base),
-                   lead_tables=matrix_tables(comp, base) if "matrix" in slides else [])
+        charts, tables, lead = deck_parts(comp, base, slides or default_slides(comp), a.mode,
+                                          ("latency",) if a.log_y else (), a.footer, a.phase,
+                                          a.cost)
+        write_deck(out, a.title or comp.title(), deck_subtitle(comp, base), comp.deck_runs(),
+                   charts, tables, footer=footer_text(comp) if a.footer else "",
+                   key_results=key_results(comp, base), lead_tables=lead)
     print(f"wrote {out}")
     for d in comp.damaged():               # skipped rows of the files, one sentence each
         print(f"versus: {d}", file=sys.stderr)

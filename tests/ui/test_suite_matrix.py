@@ -54,6 +54,9 @@ def test_grouped_relative_qps_and_a_cost_matrix(open_view, micro_runs):  # noqa:
     bg = m.index(_row(m, "point-query.pre"), 2).data(Qt.ItemDataRole.BackgroundRole)
     assert bg.name() == CLASS_COLOURS[WORSE].lower()
     assert m.index(pq, 3).data() == "1,000"                     # the base run's own QPS
+    # columns headed by the runs' labels, not "1" and "2"
+    assert [m.headerData(c, Qt.Orientation.Horizontal) for c in range(1, 3)] == [
+        "1: PostgreSQL 15.8", "2: PostgreSQL 18.1"]
     assert "QPS relative to run 1" in page.title.text()
     assert "from /proc on the benchmark host, sampled every second" in page.hint.text()
     # the second matrix: CPU per statement, lower is better (40 % busy at 1200/s is cheaper)
@@ -104,17 +107,23 @@ def test_the_deck_has_a_slide_per_group_and_matrix(open_view, micro_runs, qtbot,
     from pptx import Presentation
     v = open_view([RunRef(str(p)) for p in micro_runs])
     out = tmp_path / "suite.pptx"
+    v.suite_matrix.set_cost("eff.read_kb")
     with qtbot.waitSignal(v.export_finished, timeout=30_000):
         v.export_deck(out)
     titles = [sh.text_frame.text for s in Presentation(str(out)).slides for sh in s.shapes
               if sh.has_text_frame and sh.text_frame.text.startswith(
                   ("Point queries", "Range queries", "Writes"))]
-    assert titles == [
-        "Point queries: QPS relative to run 1 (PostgreSQL 15.8)",
-        "Range queries without aggregation: QPS relative to run 1 (PostgreSQL 15.8)",
-        "Range queries with aggregation: QPS relative to run 1 (PostgreSQL 15.8)",
-        "Writes: QPS relative to run 1 (PostgreSQL 15.8)",
-        "Point queries: CPU per op relative to run 1 (PostgreSQL 15.8)",
-        "Range queries without aggregation: CPU per op relative to run 1 (PostgreSQL 15.8)",
-        "Range queries with aggregation: CPU per op relative to run 1 (PostgreSQL 15.8)",
-        "Writes: CPU per op relative to run 1 (PostgreSQL 15.8)"]
+    # one slide per group: relative QPS with the cost chosen on the page beside it
+    assert titles == [f"{g}: QPS relative to run 1 (PostgreSQL 15.8), and KB read per op"
+                      for g in ("Point queries", "Range queries without aggregation",
+                                "Range queries with aggregation", "Writes")]
+
+
+def test_the_deck_dialog_offers_the_slides_a_suite_needs(open_view, micro_runs):  # noqa: F811
+    from app.analysis.deck import default_slides
+    from app.ui.compare.export_dialog import DeckSlidesDialog
+    v = open_view([RunRef(str(p)) for p in micro_runs])
+    dlg = DeckSlidesDialog(default_slides(v.comp), v)
+    assert dlg.slides() == ("matrix", "charts")            # no phase tables, no warm-ups
+    dlg.boxes["tables"].setChecked(True)
+    assert dlg.slides() == ("matrix", "charts", "tables")

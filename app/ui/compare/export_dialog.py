@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from PySide6.QtWidgets import (QCheckBox, QComboBox, QDialog, QDialogButtonBox, QFileDialog, QFormLayout,
                                QHBoxLayout, QLineEdit, QPushButton, QSpinBox, QWidget)
@@ -131,3 +132,34 @@ class ChartExportDialog(QDialog):
                                   float(self.scale_combo.currentData()),
                                   self.mode_combo.currentData(), self.log_box.isChecked(),
                                   self.footer_box.isChecked())
+
+
+DECK_SLIDE_CHOICES = (("matrix", "Tests × runs matrix, one slide per test group (suites)"),
+                      ("charts", "Charts, one slide each"),
+                      ("tables", "Tables per phase"),
+                      ("warmups", "Warm-up phases in the tables"))
+
+
+class DeckSlidesDialog(QDialog):
+    """Which slides a deck holds after its title (as ``versus export --slides``)."""
+
+    def __init__(self, chosen: Sequence[str], parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWindowTitle("Export Slide Deck")
+        self.setObjectName("deck_slides_dialog")
+        form = QFormLayout(self)
+        self.boxes: dict[str, QCheckBox] = {}
+        for name, text in DECK_SLIDE_CHOICES:
+            box = QCheckBox(text)
+            box.setObjectName(f"deck_{name}")
+            box.setChecked(name in chosen)
+            self.boxes[name] = box
+            form.addRow(box)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Ok
+                                   | QDialogButtonBox.StandardButton.Cancel)
+        buttons.accepted.connect(self.accept)
+        buttons.rejected.connect(self.reject)
+        form.addRow(buttons)
+
+    def slides(self) -> tuple[str, ...]:
+        return tuple(name for name, box in self.boxes.items() if box.isChecked())

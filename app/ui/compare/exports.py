@@ -11,13 +11,14 @@ each one went.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from PySide6.QtCore import QObject
 from PySide6.QtWidgets import QFileDialog
 
 from app.analysis.compare import CompareError
-from app.analysis.deck import deck_chart, deck_subtitle, footer_text, key_results
+from app.analysis.deck import (deck_parts, deck_subtitle, default_slides,
+                               footer_text, key_results)
 from app.analysis.metrics import CHARTS
 from app.store.export import (ExportError, check_writable, series_csv, tables_text, to_json,
                               write_bytes, write_deck)
@@ -110,7 +111,10 @@ class CompareExports(QObject):
         elif what == "tables":
             self.export_tables(path, {"md": "markdown"}.get(fmt, fmt))
         else:
-            self.export_deck(path)
+            from app.ui.compare.export_dialog import DeckSlidesDialog
+            dlg = DeckSlidesDialog(default_slides(self.view.comp), self.view)
+            if dlg.exec():
+                self.export_deck(path, dlg.slides())
 
     def export_chart(self, chart: str, path: str | Path, fmt: str | None = None,
                      size: tuple[int, int] = (1920, 1080), scale: float = 1.0,
@@ -181,9 +185,10 @@ class CompareExports(QObject):
             return
         self._write(path, text.encode("utf-8"))
 
-    def export_deck(self, path: str | Path) -> None:
-        """Title slide, one native chart per slide, one slide per table (written
-        off-thread by python-pptx)."""
+    def export_deck(self, path: str | Path, slides: Sequence[str] | None = None) -> None:
+        """Title slide, then the chosen ``slides`` (default: as ``versus export --deck``):
+        a suite's matrices, one native chart per slide, the tables (written off-thread by
+        python-pptx, from the same recipe as the CLI's deck)."""
         v = self.view
         path = Path(path)
         try:
@@ -191,9 +196,9 @@ class CompareExports(QObject):
                 raise ExportError("there is nothing to export: no runs are open")
             check_writable(path)
             comp, base, foot = v.comp, v.base(), self.footer_on()
-            charts = [deck_chart(comp, c, v.mode, log_y=c in v.panes.log_charts, footer=foot)
-                      for c in comp.deck_charts()]
-            tables = v.tables.all_tables(comp, base)
+            charts, tables, lead = deck_parts(comp, base, slides or default_slides(comp),
+                                              v.mode, tuple(v.panes.log_charts), foot,
+                                              cost=v.suite_matrix.cost_key())
             sub = deck_subtitle(comp, base)
             title, runs = comp.title(), comp.deck_runs()
             results = key_results(comp, base)
@@ -202,7 +207,8 @@ class CompareExports(QObject):
             self._export_failed(exc)
             return
         v.tasks.submit(lambda: write_deck(path, title, sub, runs, charts, tables,
-                                          footer=small, key_results=results),
+                                          footer=small, key_results=results,
+                                          lead_tables=lead),
                        lambda p: v.export_finished.emit(str(p)), self._export_failed)
 
     def _write(self, path: Path, data: bytes) -> None:

@@ -105,14 +105,8 @@ class SuiteMatrixModel(QAbstractTableModel):
         if self.matrix is None or orientation != Qt.Orientation.Horizontal:
             return None
         m = self.matrix
-        if role == Qt.ItemDataRole.DisplayRole:
-            if section == 0:
-                return "test"
-            if section <= len(m.labels):
-                return str(section)
-            return f"base ({m.unit})" if m.unit else "base"
-        if role == Qt.ItemDataRole.ToolTipRole:
-            return m.header()[section]
+        if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.ToolTipRole):
+            return m.header()[section]          # the runs by their labels, not "1", "2"
         if role == Qt.ItemDataRole.DecorationRole and 1 <= section <= len(m.labels) \
                 and section - 1 < len(self._colours) and self._icon is not None:
             return self._icon(self._colours[section - 1])
