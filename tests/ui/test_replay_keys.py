@@ -44,3 +44,4 @@ def test_space_comma_and_period_work_from_the_sessions_tree(make_window, qtbot, 
     tree.setFocus()
     qtbot.keyClick(tree, Qt.Key.Key_Period)
     assert clock.position == at
+

@@ -78,10 +78,11 @@ class ComparePanes(QObject):
         self.view.clear()
         self.plots, self.cursors, self.curves = [], [], {}
 
-    def build(self, comp: Comparison, names: Sequence[str], mode: str, position: float
-              ) -> None:
-        """One pane per chart (and run, side by side), keeping the time range in view."""
-        x_range = self.x_view()
+    def build(self, comp: Comparison, names: Sequence[str], mode: str, position: float,
+              keep_x: bool = True) -> None:
+        """One pane per chart (and run, side by side), all on one time axis: the range in
+        view kept (``keep_x``), else every run's whole time."""
+        x_range = self.x_view() if keep_x else None
         self.clear()
         self.comp, self.mode, self.chart_names = comp, mode, list(names)
         runs = list(range(len(comp.runs)))

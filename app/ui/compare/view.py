@@ -345,11 +345,14 @@ class CompareWidget(QWidget):
                 r.colour = free[0]
                 used.add(r.colour)
         self._colours = {ref_key(r.ref): r.colour for r in comp.runs}
+        # other runs: the time axis spans them (the previous runs' range hid part of them)
+        same_runs = self.comp is not None and [r.ref for r in self.comp.runs] == [
+            r.ref for r in comp.runs]
         self.comp = comp
         self.refs = [r.ref for r in comp.runs]
         self._fill_runs_bar()
         self._fill_choices()
-        self._rebuild_charts()
+        self._rebuild_charts(keep_x=same_runs)
         self._fill_tables()
         self.tables.settings_page.load(comp)
         lo, hi = comp.time_range()
@@ -466,12 +469,12 @@ class CompareWidget(QWidget):
         (self.log_charts.add if on else self.log_charts.discard)(chart)
         self._rebuild_charts()
 
-    def _rebuild_charts(self) -> None:
+    def _rebuild_charts(self, keep_x: bool = True) -> None:
         comp = self.comp
         if comp is None:
             return
         playing = self.clock.playing
-        self.panes.build(comp, self._shown_charts(), self.mode, self.clock.position)
+        self.panes.build(comp, self._shown_charts(), self.mode, self.clock.position, keep_x)
         keys = [k for n in self.chart_names for k in CHARTS[n].metrics]
         self.values_panel.set_comparison(comp, keys)
         total = sum(self.side_split.sizes())
