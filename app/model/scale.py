@@ -124,3 +124,34 @@ def phase_labels(marks: Sequence[tuple[float, str]], lo: float, hi: float,
         else:
             out.append((x, [name]))
     return [(x, " · ".join(names), (x - lo) / span > 0.85) for x, names in out]
+
+
+# Phase names sit in a band above the data, never over a curve: the value axis is raised by
+# LABEL_BAND of the chart's height and the names are centred in that band.
+LABEL_BAND = 0.14
+LABEL_POSITION = 1 - LABEL_BAND / 2
+
+
+def with_label_band(lo: float, hi: float) -> tuple[float, float]:
+    """The value range ``lo``..``hi`` with room on top for the phase names' band."""
+    return lo, hi + (hi - lo) * LABEL_BAND / (1 - LABEL_BAND)
+
+
+def fit_labels(labels: Sequence[tuple[float, str, bool]], lo: float, hi: float,
+               glyphs: float = 150.0) -> list[tuple[float, str, bool, str]]:
+    """phase_labels' marks as (x, shown, left, full): a name longer than the room to the
+    next mark (``glyphs`` characters fit across lo..hi) is cut there with "…" (the full name
+    is for its tooltip), so short phases neither overlap nor print as "p"."""
+    span = max(hi - lo, 1e-9)
+    out = []
+    for n, (x, label, left) in enumerate(labels):
+        if left:
+            prev = labels[n - 1][0] if n else lo
+            room = (x - prev) / span * glyphs
+        else:
+            nxt = labels[n + 1][0] if n + 1 < len(labels) else hi
+            room = (nxt - x) / span * glyphs
+        room = int(room) - 1
+        shown = label if len(label) <= room else (label[:room - 1] + "…") if room >= 3 else "…"
+        out.append((x, shown, left, label))
+    return out

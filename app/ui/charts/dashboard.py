@@ -14,7 +14,8 @@ import pyqtgraph as pg
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
 
-from app.model.scale import log_range, phase_labels, value_range
+from app.model.scale import (LABEL_POSITION, fit_labels, log_range, phase_labels, value_range,
+                             with_label_band)
 from app.model.series import SeriesStore
 from workloads.params import WorkloadSpec
 from workloads.registry import WORKLOADS
@@ -273,6 +274,8 @@ class DashboardWidget(QWidget):
                 lo, hi = log_range(drawn[key])
             else:
                 lo, hi, _ = value_range(drawn[key], fixed_top=100.0 if key == "cpu" else None)
+            if key == "throughput":        # the chart with the phase names: their band on top
+                lo, hi = with_label_band(lo, hi)
             plot.setYRange(lo, hi, padding=0.02)
             self._waiting[key].setVisible(not drawn[key])
             plot.getAxis("left").setStyle(showValues=bool(drawn[key]) or key == "cpu")
@@ -292,7 +295,7 @@ class DashboardWidget(QWidget):
         # time its users were down is shaded
         marks = [(t0, name) for name, t0, _ in self.store.phases()] + \
             [(o.t0, o.label) for o in outages]
-        labels = phase_labels(marks, lo, hi)
+        labels = fit_labels(phase_labels(marks, lo, hi), lo, hi)
         last_t = self.store.state().last_t
         spans = [(o.t0, o.down_until(last_t)) for o in outages]
         c = theme.colours()
@@ -313,18 +316,20 @@ class DashboardWidget(QWidget):
                 region = outage_region(a, b, c["chart_outage"])
                 plot.addItem(region, ignoreBounds=True)
                 self._regions[chart].append(region)
-            for i, (t0, label, left) in enumerate(labels):
-                # Alternate label heights: a short phase must not print over the next one.
+            for t0, label, left, full in labels:
+                # names in the band above the data, cut to their room (full name on hover)
                 line = pg.InfiniteLine(
                     pos=t0, angle=90, movable=False,
                     pen=pg.mkPen(c["chart_mark"], width=1, style=Qt.PenStyle.DashLine),
                     label=(f"{label} " if left else f" {label}") if chart == "throughput"
                     else None,
-                    labelOpts={"position": 0.93 if i % 2 == 0 else 0.80,
+                    labelOpts={"position": LABEL_POSITION,
                                "color": c["chart_mark_text"],
                                "anchors": [(1, 0.5), (1, 0.5)] if left
-                               else [(0, 0.5), (0, 0.5)],
-                               "fill": pg.mkBrush(*c["readout_bg"])})
+                               else [(0, 0.5), (0, 0.5)]})
+                line.setToolTip(full)
+                if chart == "throughput":
+                    line.label.setToolTip(full)
                 plot.addItem(line, ignoreBounds=True)
                 self._markers[chart].append(line)
 

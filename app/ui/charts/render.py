@@ -32,7 +32,8 @@ from app.analysis.metrics import CHARTS, METRICS, chart as chart_def
 from app.model.runset import Chart, short_title
 from app.store.export import ExportError, check_writable, write_bytes
 
-from app.model.scale import log_range, phase_labels, value_range
+from app.model.scale import (LABEL_POSITION, fit_labels, log_range, phase_labels, value_range,
+                             with_label_band)
 
 from app.ui.charts.axes import ElapsedAxis, ValueAxis, outage_region
 
@@ -150,7 +151,7 @@ class ChartScene:
             for i in members:
                 self._draw_run(plot, i, legend=True)
             self.plots.append(plot)
-            self._draw_phase_marks(plot, members)
+            self._draw_phase_marks(plot, members, panes=len(groups))
         self.legend.setText(self._legend_html(), size=f"{LEGEND_PX * u:.0f}px")
         lay.layout.setRowStretchFactor(3, 10)
         self.footer = None
@@ -173,8 +174,8 @@ class ChartScene:
         for p in self.plots:
             p.setXRange(*self.x_range, padding=0.01)
             lo, hi = self.y_range
-            # slivers beyond both ends so the end ticks' labels are drawn
-            p.setYRange(lo - (hi - lo) * 0.025, hi + (hi - lo) * 0.03, padding=0)
+            # a sliver below so the bottom tick's label is drawn; the phase names' band on top
+            p.setYRange(lo - (hi - lo) * 0.025, with_label_band(lo, hi)[1], padding=0)
         QGuiApplication.processEvents()
 
     # building
@@ -241,19 +242,21 @@ class ChartScene:
                 self.legend_entries.append((r.colour, styles[k] if many else "solid",
                                             escape(name)))
 
-    def _draw_phase_marks(self, plot: pg.PlotItem, members: Sequence[int]) -> None:
+    def _draw_phase_marks(self, plot: pg.PlotItem, members: Sequence[int],
+                          panes: int = 1) -> None:
         u = self.u
         lo, hi = self._x_range()
         for a, b, _label in self.comp.outage_spans(members):
             plot.addItem(outage_region(a, b), ignoreBounds=True)
-        for n, (x, label, right) in enumerate(phase_labels(self.comp.phase_marks(members),
-                                                           lo, hi)):
+        for x, label, right, full in fit_labels(phase_labels(self.comp.phase_marks(members),
+                                                             lo, hi), lo, hi,
+                                                glyphs=120 / panes):
             line = pg.InfiniteLine(pos=x, angle=90, movable=False,
                                    pen=pg.mkPen("#9a9a9a", width=max(1.0, 1.5 * u),
                                                 style=Qt.PenStyle.DashLine),
                                    label=(f"{label} " if right else f" {label}") if label
                                    else None,
-                                   labelOpts={"position": 0.96 if n % 2 == 0 else 0.90,
+                                   labelOpts={"position": LABEL_POSITION,
                                               "color": MUTED,
                                               "anchors": [(1, 0.5), (1, 0.5)] if right
                                               else [(0, 0.5), (0, 0.5)],

@@ -23,7 +23,8 @@ from app.analysis.compare import Comparison
 from app.analysis.deck import line_styles
 from app.analysis.metrics import CHARTS, METRICS
 from app.model.runset import short_title
-from app.model.scale import log_range, phase_labels, value_range
+from app.model.scale import (LABEL_POSITION, fit_labels, log_range, phase_labels, value_range,
+                             with_label_band)
 
 from app.ui.common import theme
 from app.ui.charts.axes import ElapsedAxis, ValueAxis, outage_region
@@ -181,16 +182,19 @@ class ComparePanes(QObject):
         for a, b, _label in self.comp.outage_spans(members):
             plot.addItem(outage_region(a, b, theme.colours()["chart_outage"]), ignoreBounds=True)
         # close marks share one line and name both; late labels sit left of their line
-        marks = phase_labels(self.comp.phase_marks(members), lo, hi)
-        for n, (x, label, left) in enumerate(marks):
-            # alternate label heights: a short phase or an outage must not print over the next
+        marks = fit_labels(phase_labels(self.comp.phase_marks(members), lo, hi), lo, hi,
+                           glyphs=150 / (1 if self.mode == "overlay" else len(self.comp.runs)))
+        for x, label, left, full in marks:
+            # in the band above the data (set_y_range keeps it free), cut to its room
             line = pg.InfiniteLine(pos=x, angle=90, movable=False,
                                    pen=pg.mkPen("#b0b0b0", width=1, style=Qt.PenStyle.DashLine),
                                    label=label,
-                                   labelOpts={"position": (0.92, 0.80, 0.68)[n % 3],
+                                   labelOpts={"position": LABEL_POSITION,
                                               "color": "#8a8a8a",
                                               "anchors": [(1, 0.5), (1, 0.5)] if left
                                               else [(0, 0.5), (0, 0.5)]})
+            line.setToolTip(full)
+            line.label.setToolTip(full)
             plot.addItem(line, ignoreBounds=True)
 
     def set_y_range(self, name: str) -> None:
@@ -205,10 +209,11 @@ class ComparePanes(QObject):
             lo, hi = log_range(arrays)
         else:
             lo, hi, _step = value_range(arrays, from_zero=True, fixed_top=ch.y_max)
+        lo, hi = with_label_band(lo, hi)
         for n, _run, plot in self.plots:
             if n == name:
                 plot.enableAutoRange(axis="y", enable=False)
-                plot.setYRange(lo, hi, padding=0.02)
+                plot.setYRange(lo, hi, padding=0)
 
     def update_run(self, i: int) -> None:
         """Run i was re-read (a live run): its lines and every range that holds them."""
