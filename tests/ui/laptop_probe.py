@@ -50,6 +50,20 @@ def main(home: Path, runs: list[Path]) -> None:
                           "screen": [avail.width(), avail.height()]}), flush=True)
 
     report("start")
+    # the live TPROC-C screen: the virtual users' table shows every column
+    w.workload_combo.setCurrentIndex(w.workload_combo.findData("tpcc"))
+    from tests.ui.stream import recorded_tpcc_run
+    w.store.ingest(recorded_tpcc_run(measure_s=20, rampup_s=5, vus=8))
+    w.vu_model.refresh()
+    w.dashboard.refresh(force=True)
+    settle()
+    vu = w.vu_view
+    # a chart wider than the dashboard (its title and legend on one line) is cut on the right
+    cut = [key for key, plot in w.dashboard.plots.items()
+           if plot.titleLabel.item.boundingRect().width() > plot.width()
+           or plot.width() > w.dashboard.width()]
+    print(json.dumps({"step": "live tpcc", "vu_columns": vu.horizontalHeader().length(),
+                      "vu_visible": vu.viewport().width(), "titles_cut": cut}), flush=True)
     w.open_session_file(runs[0])
     settle()
     from app.ui.main_window import ROLE_NAME

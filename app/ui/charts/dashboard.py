@@ -149,7 +149,8 @@ class DashboardWidget(QWidget):
         c = theme.colours()
         self.graphics.setBackground(c["chart_bg"])
         for key, plot in self.plots.items():
-            theme.style_plot(plot, self._title_html(self.charts[key]))
+            theme.style_plot(plot)
+            self._set_title(key)
             plot.setLabel("left", self.charts[key]["unit"])
         self.plots["cpu"].setLabel("bottom", "elapsed (h:mm:ss)")
         for t in self._waiting.values():
@@ -206,15 +207,37 @@ class DashboardWidget(QWidget):
         for series, label, colour in chart["lines"]:
             curve = plot.plot([], [], name=label, pen=pg.mkPen(colour, width=1.6))
             self.curves[series] = curve
-        plot.setTitle(self._title_html(chart), size="10pt")
+        self._set_title(key)
         plot.setLabel("left", chart["unit"])
 
+    def _wraps(self, chart: dict) -> bool:
+        """Whether a chart's title and legend need two lines at this width (one line of
+        about 7 px a glyph at 10 pt, beside the value axis)."""
+        glyphs = len(chart["title"]) + sum(len(label) + 5 for _s, label, _c in chart["lines"])
+        return len(chart["lines"]) > 1 and glyphs * 7.2 > self.width() - 90
+
+    def _set_title(self, key: str) -> None:
+        """The title row: the legend on a second line where one line would be cut (the
+        latency legend lost "stock-level" at 1366 px)."""
+        plot, chart = self.plots[key], self.charts[key]
+        wrap = self._wraps(chart)
+        plot.setTitle(self._title_html(chart, wrap), size="10pt")
+        if wrap:
+            plot.titleLabel.setMaximumHeight(46)
+            plot.layout.setRowFixedHeight(0, 46)
+
+    def resizeEvent(self, ev) -> None:                        # noqa: N802 (Qt name)
+        super().resizeEvent(ev)
+        for key in getattr(self, "plots", {}):
+            if key in getattr(self, "charts", {}):
+                self._set_title(key)
+
     @staticmethod
-    def _title_html(chart: dict) -> str:
+    def _title_html(chart: dict, wrap: bool = False) -> str:
         html = (f'<span style="color:{theme.colours()["chart_title"]};font-weight:600">'
                 f'{chart["title"]}</span>')
         if len(chart["lines"]) > 1:          # the legend lives in the title, off the data
-            html += "&nbsp;&nbsp;&nbsp;" + "&nbsp;&nbsp;".join(
+            html += ("<br>" if wrap else "&nbsp;&nbsp;&nbsp;") + "&nbsp;&nbsp;".join(
                 f'<span style="color:{c};font-weight:900">&#9473;&#9473;</span>'
                 f'<span style="color:{theme.colours()["chart_fg"]}">&nbsp;{label}</span>'
                 for _s, label, c in chart["lines"])

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, Qt
+from PySide6.QtCore import QAbstractTableModel, QModelIndex, QPersistentModelIndex, QSize, Qt
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QAbstractItemView, QHeaderView, QTableView, QWidget
 
@@ -142,3 +142,11 @@ class VirtualUserTableView(QTableView):
         # Workloads whose users have no home do not get an empty column.
         model = self.model()
         self.setColumnHidden(2, model.rowCount() > 0 and not model.has_homes())
+
+    def minimumSizeHint(self) -> QSize:                      # noqa: N802 (Qt name)
+        """As wide as its columns (a splitter then never cuts the Errors column off at
+        1366 px), as high as the header and a row."""
+        hint = super().minimumSizeHint()
+        width = (self.horizontalHeader().length() + 2 * self.frameWidth()
+                 + self.verticalScrollBar().sizeHint().width())
+        return QSize(max(hint.width(), width), hint.height())
