@@ -84,6 +84,8 @@ SPEC = WorkloadSpec(
     ),
     quick={"tests": "point-query,read-only_range=10,update-index", "table-size": 2000,
            "clients": 2, "read-seconds": 2, "write-seconds": 2, "warmup": 0},
+    # the saved run's tests table: a row a test, the figures a reader compares
+    step_table=("qps", "tps", "latency.p95", "eff.cpu_us"),
     throughput_unit="QPS",
     op_count="counters.statements",
     op_name="statement",

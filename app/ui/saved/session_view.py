@@ -231,6 +231,8 @@ def _result_html(phase: str, results: list[dict], duration_s: float | None,
     return out
 
 
+SUITE_CHARTS_HEIGHT = 480          # a suite's charts: three of about 150 px each
+
 class SessionViewWidget(QWidget):
     """A saved run: a header, the same three charts as live, and a per-phase summary.
     A run the session does not have to its end gets a bar offering to bring in the rest."""
@@ -413,14 +415,16 @@ class SessionViewWidget(QWidget):
         # a measurement source that stopped: once, from the first phase that says it
         missing = list(dict.fromkeys(f"{ph['name']}: {m}" for ph in phases
                                      for m in ph.get("missing_text") or ()))[:1]
+        # a suite's per-test results are its tests table's rows: not repeated as lines
+        suite = bool((loaded.summary.get("step_table") or {}).get("rows"))
         self.result.setText("<br>".join(
             [h for h in (_result_html(ph["name"], ph.get("results") or [], ph.get("duration_s"),
-                                      ph.get("flags")) for ph in results) if h]
+                                      ph.get("flags")) for ph in results) if h and not suite]
             + [f"<span style='color:#9a6700'>&#9888; {_h(ph['name'])}: "
                f"{_h(ph['client_limit'])}</span>" for ph in limited]
             + [f"<span style='color:#cf222e'>&#9888; {_h(line)}</span>" for line in outages]
             + [f"<span style='color:#9a6700'>&#9888; {_h(line)}</span>" for line in missing]))
-        shown = bool(results or limited or outages or missing)
+        shown = bool((results and not suite) or limited or outages or missing)
         self.result.setVisible(shown)
         self.result_scroll.setVisible(shown)
         width = self.result_scroll.viewport().width() or self.width()
@@ -472,8 +476,22 @@ class SessionViewWidget(QWidget):
         need = (height + self.notes.heightForWidth(width) + 8
                 + self.bottom_tabs.tabBar().sizeHint().height() + 6)
         total = sum(self.split.sizes())
-        if total > 0:
-            self.split.setSizes([max(200, total - need), need])
+        if self.bottom_tabs.isTabVisible(2):
+            # a suite leads with its tests table, one row a test (its results); the charts
+            # below keep a readable height, the view scrolls
+            self.split.insertWidget(0, self.bottom_tabs)
+            self.bottom_tabs.setCurrentIndex(2)
+            t = self.steps_table
+            steps = (t.verticalHeader().length() + t.horizontalHeader().sizeHint().height()
+                     + 2 * t.frameWidth() + self.bottom_tabs.tabBar().sizeHint().height() + 8)
+            self.view_tabs.setMinimumHeight(SUITE_CHARTS_HEIGHT)
+            if total > 0:
+                self.split.setSizes([steps, max(SUITE_CHARTS_HEIGHT, total - steps)])
+        else:
+            self.split.insertWidget(0, self.view_tabs)
+            self.view_tabs.setMinimumHeight(0)
+            if total > 0:
+                self.split.setSizes([max(200, total - need), need])
 
     def _fill_steps(self, step_table: dict | None) -> None:
         has = bool(step_table and step_table.get("rows"))
