@@ -742,7 +742,7 @@ class Comparison:
         rows = []
         for span in r.phases:
             summ = r.summaries.get(span.name)
-            if not summ:
+            if not summ or r.phase_role(span.name) == "warmup":     # uncounted: no result
                 continue
             pv = self.phase_values(run, span.name)
             vals: dict[str, float | None] = {}
