@@ -1,5 +1,6 @@
 """The saved suite view (issue 20, item 4): it leads with the run's tests table (one row a
-test), not a scrolled paragraph per test, and its charts keep a readable height."""
+test), not a scrolled paragraph per test, and its charts keep a readable height; while a
+saved run loads its charts say so (item 10)."""
 from tests.recorded import build_run
 
 PHASES = ("prepare", "point-query.warmup", "point-query", "scan.warmup", "scan",
@@ -12,9 +13,12 @@ def test_a_saved_suite_leads_with_its_tests_table(make_window, qtbot, tmp_path):
                     rates={"point-query": 21000, "scan": 35, "update-index": 5200})
     w = make_window()
     w.resize(1366, 768)
+    v = w.session_view
     with qtbot.waitSignal(w.session_loaded, timeout=20_000):
         w.open_files([run])
-    v = w.session_view
+        # while it loads, the charts say so (not "waiting for the first sample")
+        said = {t.toPlainText() for t in v.dashboard._waiting.values()}
+        assert said == {"loading the saved run…"}, said
     qtbot.wait(50)
     assert v.split.widget(0) is v.bottom_tabs                     # the tests table first
     assert v.bottom_tabs.currentWidget() is v.steps_table

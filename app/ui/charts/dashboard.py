@@ -210,6 +210,12 @@ class DashboardWidget(QWidget):
         self._set_title(key)
         plot.setLabel("left", chart["unit"])
 
+    def set_placeholder(self, text: str) -> None:
+        """What an empty chart says: "waiting for the first sample" live, "loading…" while a
+        saved run is read."""
+        for item in self._waiting.values():
+            item.setText(text)
+
     def _wraps(self, chart: dict) -> bool:
         """Whether a chart's title and legend need two lines at this width (one line of
         about 7 px a glyph at 10 pt, beside the value axis)."""

@@ -364,6 +364,7 @@ class SessionViewWidget(QWidget):
         self.loaded = None
         self.header.setText(f"<b>Loading run {_h(run_id)}</b> from {_h(file_name)}…")
         self._clear()
+        self.dashboard.set_placeholder("loading the saved run…")
 
     def _clear(self) -> None:
         store = SeriesStore()
@@ -385,6 +386,7 @@ class SessionViewWidget(QWidget):
     def show_run(self, loaded: LoadedRun) -> None:
         self.loaded = loaded
         self.offer_attach("")
+        self.dashboard.set_placeholder("no samples of this chart in the run")
         r = loaded.record
         params = ", ".join(f"{k}={v}" for k, v in (r.params or {}).items())
         version = (f"<br><span style='color:#6a737d'>server: {_h(loaded.server_version)}</span>"
