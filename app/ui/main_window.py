@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from PySide6.QtCore import QSize, Qt, QTimer, QUrl, Signal, Slot
-from PySide6.QtGui import QActionGroup, QCloseEvent, QFontDatabase, QIcon
+from PySide6.QtGui import QActionGroup, QCloseEvent, QFontDatabase, QIcon, QPalette
 from PySide6.QtWidgets import (QApplication, QCheckBox, QComboBox, QFileDialog, QFrame,
                                QHBoxLayout, QLabel, QListWidget, QListWidgetItem, QMainWindow,
                                QMenu, QMessageBox, QPlainTextEdit, QProgressBar, QPushButton, QScrollArea, QSpinBox,
@@ -265,6 +265,8 @@ class MainWindow(QMainWindow):
         self.stop_button.setIcon(self.style().standardIcon(QStyle.StandardPixmap.SP_MediaStop))
         buttons.addWidget(self.run_button, 1)
         buttons.addWidget(self.stop_button, 1)
+        self._tint_run_icons()
+        theme.on_change(lambda _name: self._tint_run_icons())
         pl.addLayout(buttons)
         self.phase_label = QLabel("Idle")
         self.phase_label.setObjectName("phase_label")
@@ -1127,6 +1129,16 @@ class MainWindow(QMainWindow):
             self.plan_widget.compare_requested.connect(self.show_compare)
             self.tabs.addTab(self.plan_widget, "Plan")
         self.tabs.setCurrentWidget(self.plan_widget)
+
+    def _tint_run_icons(self) -> None:
+        """Run and Stop glyphs in their buttons' text colours, light or dark theme."""
+        text = QApplication.palette().color(QPalette.ColorRole.ButtonText)
+        play = self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay)
+        stop = self.style().standardIcon(QStyle.StandardPixmap.SP_MediaStop)
+        self.run_button.setIcon(theme.tinted(play, "#ffffff"))     # on the accent colour
+        self.stop_button.setIcon(theme.tinted(stop, text))
+        self.actions["run"].setIcon(theme.tinted(play, text))
+        self.actions["stop"].setIcon(theme.tinted(stop, text))
 
     def set_theme(self, name: str) -> None:
         """Light, dark or the system's, now and at the next start."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Callable
 
 from PySide6.QtCore import QObject, Qt, Signal
-from PySide6.QtGui import QColor, QGuiApplication, QPalette
+from PySide6.QtGui import QColor, QGuiApplication, QIcon, QPainter, QPalette, QPixmap
 
 THEMES = ("system", "light", "dark")
 
@@ -194,3 +194,18 @@ def style_plot(plot, title_html: str | None = None) -> None:
         ax.setTextPen(pg.mkPen(c["chart_fg"]))
     if title_html is not None:
         plot.setTitle(title_html, size="10pt")
+
+
+def tinted(icon: QIcon, colour: str | QColor, size: int = 32) -> QIcon:
+    """``icon``'s shape in one colour: the style's black media glyphs vanish on a dark
+    button (Run and Stop in the dark theme)."""
+    src = icon.pixmap(size, size)
+    out = QPixmap(src.size())
+    out.setDevicePixelRatio(src.devicePixelRatio())
+    out.fill(Qt.GlobalColor.transparent)
+    p = QPainter(out)
+    p.drawPixmap(0, 0, src)
+    p.setCompositionMode(QPainter.CompositionMode.CompositionMode_SourceIn)
+    p.fillRect(out.rect(), QColor(colour))
+    p.end()
+    return QIcon(out)
