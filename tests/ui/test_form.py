@@ -85,3 +85,14 @@ def test_point_query_form_has_every_declared_param():
     assert set(form.values()) == {p.name for p in spec.params}
     assert form.widget("table-size").maximum() == 1_000_000_000
     assert form.widget("table-size").suffix() == " rows"
+
+
+def test_hammerdb_fields_are_labelled_in_words(qtbot):
+    """Issue 20, item 10: HammerDB's bare "Cli" and "Schema" fields."""
+    from PySide6.QtWidgets import QLabel
+    form = ParamFormWidget(get("hammerdb"))
+    qtbot.addWidget(form)
+    labels = {lab.buddy().objectName(): lab.text() for lab in form.findChildren(QLabel)
+              if lab.buddy() is not None}
+    assert labels["param_cli"] == "HammerDB command"
+    assert labels["param_schema"] == "Schema database"

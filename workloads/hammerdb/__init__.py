@@ -33,9 +33,9 @@ SPEC = WorkloadSpec(
         Param("rebuild", "bool", False, "Drop and rebuild the schema.", group="schema"),
         Param("schema", "str", "", "Database HammerDB builds its schema in (empty: the "
               "target's database, which must then be empty or hold HammerDB's schema).",
-              group="schema"),
+              group="schema", label="Schema database"),
         Param("cli", "str", "", "Path of the kit's `hdb` command (empty: found on the PATH).",
-              group="driver"),
+              group="driver", label="HammerDB command"),
     ),
     dialects=("postgres", "mysql"),
     phases=(
