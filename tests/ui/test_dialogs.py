@@ -55,6 +55,13 @@ def test_target_dialog_checks_before_saving_and_saves_a_failing_one_only_on_requ
         dlg.save_button.click()
     assert done.args == [False] and w.catalog.target("pg-missing") is None
     assert dlg.isVisible() and dlg.save_button.text() == "Save anyway"
+    # the dialog grows with its message: no field crushed, no line of it cut (issue 20)
+    qtbot.wait(50)
+    for edit in (dlg.name_edit, dlg.address_edit, dlg.user_edit, dlg.database_edit):
+        assert edit.height() >= edit.sizeHint().height(), edit.objectName()
+    for label in (dlg.check_status, dlg.keyring_label):
+        if label.text():
+            assert label.height() >= label.heightForWidth(label.width()), label.text()
     assert "Nothing was saved" in dlg.check_status.text()
     # … unless the user insists
     with qtbot.waitSignal(dlg.target_saved, timeout=10_000):

@@ -141,10 +141,23 @@ class TargetDialog(QDialog):
             self.password_edit.setEnabled(False)
             self.password_edit.setPlaceholderText("no keyring: passwords cannot be saved")
             self.keyring_label.setStyleSheet("color:#b00020")
+        self._fit_text()
 
     def _say(self, text: str, colour: str = "") -> None:
         self.check_status.setText(text)
         self.check_status.setStyleSheet(f"color:{colour}" if colour else "")
+        self._fit_text()
+
+    def _fit_text(self) -> None:
+        """Grow to hold a message's lines: a long error squeezed every field to a sliver and
+        the keyring's warning was cut mid-line."""
+        lay = self.layout()
+        lay.activate()
+        need = lay.totalHeightForWidth(self.width()) if lay.hasHeightForWidth() \
+            else lay.totalSizeHint().height()
+        if need > self.height():
+            self.setMinimumHeight(need)
+            self.resize(self.width(), need)
 
     def _save(self, then) -> None:
         """Save to the catalog (a small TOML write) and the password to the keyring (worker)."""
