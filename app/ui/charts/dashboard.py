@@ -66,9 +66,12 @@ def workload_chart(spec: WorkloadSpec | None, unit: str = "") -> dict:
     return {**CHARTS["throughput"], "title": f"{unit} (clients' count)", "unit": unit}
 
 
-def type_lines(types: list[str]) -> list[tuple[str, str, str]]:
-    return [(f"latency.{name}.p95", name, TYPE_COLOURS[i % len(TYPE_COLOURS)])
+def type_lines(types: list[str], q: str = "p95") -> list[tuple[str, str, str]]:
+    return [(f"latency.{name}.{q}", name, TYPE_COLOURS[i % len(TYPE_COLOURS)])
             for i, name in enumerate(types)]
+
+
+TYPE_QUANTILES = ("p50", "p95", "p99")
 
 
 def configure_pyqtgraph() -> None:
@@ -89,6 +92,7 @@ class DashboardWidget(QWidget):
         self.plots: dict[str, pg.PlotItem] = {}
         self.charts: dict[str, dict] = {k: dict(c) for k, c in CHARTS.items()}
         self.workload: str | None = None      # whose charts are shown
+        self.type_quantile = "p95"            # per transaction type: the latency drawn
         self._markers: dict[str, list[pg.InfiniteLine]] = {}
         self._regions: dict[str, list[pg.LinearRegionItem]] = {}     # outages
         self._waiting: dict[str, pg.TextItem] = {}
@@ -189,7 +193,20 @@ class DashboardWidget(QWidget):
         act.setChecked(key in self.log_y)
         act.toggled.connect(lambda on: self.set_log_y(key, on))
         menu.addAction("Follow the run (whole time axis)", self.clear_view)
+        if key == "latency" and self.store.types():
+            menu.addSeparator()
+            for q in TYPE_QUANTILES:             # per transaction type: which percentile
+                a = menu.addAction(f"Each type's {q}")
+                a.setCheckable(True)
+                a.setChecked(q == self.type_quantile)
+                a.triggered.connect(lambda _on, q=q: self.set_type_quantile(q))
         return menu
+
+    def set_type_quantile(self, q: str) -> None:
+        """The percentile the per-transaction-type latency chart draws (p50, p95, p99)."""
+        self.type_quantile = q
+        self._sync_latency_lines()
+        self.refresh(force=True)
 
     def set_log_y(self, key: str, on: bool) -> None:
         (self.log_y.add if on else self.log_y.discard)(key)
@@ -258,10 +275,12 @@ class DashboardWidget(QWidget):
         self.workload = spec.name if spec else None
 
     def _sync_latency_lines(self) -> None:
-        """p95 per transaction type when the run has several types, else p50/p95/p99."""
+        """One percentile per transaction type (p95 unless another is chosen) when the run
+        has several types, else p50/p95/p99."""
         types = self.store.types()
-        chart = ({**TYPE_LATENCY, "lines": type_lines(types)} if types
-                 else dict(CHARTS["latency"]))
+        q = self.type_quantile
+        chart = ({**TYPE_LATENCY, "title": f"Latency {q} · by transaction type",
+                  "lines": type_lines(types, q)} if types else dict(CHARTS["latency"]))
         if chart != self.charts["latency"]:
             self._set_chart("latency", chart)
 
