@@ -38,6 +38,9 @@ def test_stacked_cpu_shows_the_runs_process_groups_in_order(qtbot):
     # (this recording: 113.6 % in one interval)
     view = panel.groups.plot.viewRange()
     assert view[1][1] >= max(top), (max(top), view)
+    # … and says why a stack of the host's CPU passes 100 % (issue 20, item 10)
+    note = panel.groups.note.text()
+    assert f"add up to {max(top):.1f} %" in note and "/proc/stat" in note, note
     assert "server foreground (connections)" in panel.groups.legend.text()
     assert not panel.groups.banner.isVisible()
 

@@ -203,7 +203,12 @@ class CpuGroupsWidget(QWidget):
             f'<b>{head}</b>&nbsp;&nbsp;&nbsp;' + "&nbsp;&nbsp; ".join(
                 f'<span style="color:{group_colour(g, k)}">&#9632;</span>&nbsp;'
                 f'{group_title(g)}' for k, g in enumerate(reversed(self.groups))))
-        self.note.setText("" if layers else
+        over = ("" if top <= 100.5 else
+                f"The groups add up to {top:.1f} % of the host at their highest: each is "
+                f"read from its processes' /proc/PID/stat, apart from the host's /proc/stat, "
+                f"and a process that ended is credited its unseen CPU in the interval it was "
+                f"reaped, so one interval's groups can sum past 100 %.")
+        self.note.setText(over if layers else
                           "No CPU by process group in this run (recorded before Versus "
                           "split the host's CPU, or no host samples yet).")
 
