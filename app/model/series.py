@@ -78,6 +78,7 @@ class VirtualUser:
     """One row of the virtual-user table: the latest sample's totals for the open phase."""
     vu: int
     state: str            # "running" | "ended" | "starting" (phase started, no sample yet)
+    #                       | "waiting" (its phase ended, the run's next phase goes on)
     home: str             # home warehouse(s) from the phase start; "" when not given
     transactions: int | None    # since the phase started; None when the sample had no totals
     errors: int | None
@@ -364,19 +365,26 @@ class SeriesStore:
             return dict(host) if isinstance(host, dict) else {}
 
     def virtual_users(self) -> list[VirtualUser]:
-        """The virtual-user table: one row per user of the open (or last) phase."""
+        """The virtual-user table: one row per user of the open (or last) phase. Users whose
+        phase ended while the run goes on (a suite's next test loading) are "waiting", not
+        "ended"."""
         with self._lock:
             totals = self._vu_totals or []
             n = max(len(totals), len(self._vu_info))
+            last = self._phases[-1] if self._phases else None     # the latest phase begun
+            going_on = (self._end is None and last is not None and last[2] is None
+                        and last[0] != self._vu_phase)
             rows = []
             for i in range(n):
                 vu, home = self._vu_info[i] if i < len(self._vu_info) else (i + 1, "")
                 if i < len(totals):
                     ops, err, state = totals[i][0], totals[i][1], str(totals[i][2])
+                    if state == "ended" and going_on:
+                        state = "waiting"
                     rows.append(VirtualUser(vu, state, home, _int(ops), _int(err),
                                             self._vu_phase))
                 else:
-                    state = "ended" if self._vu_closed else \
+                    state = ("waiting" if going_on else "ended") if self._vu_closed else \
                         "running" if self._vu_sampled else "starting"
                     rows.append(VirtualUser(vu, state, home, None, None, self._vu_phase))
             return rows

@@ -189,3 +189,22 @@ def test_virtual_user_rows_are_bounded():
     s = SeriesStore()
     s.ingest([tpcc_sample(1, 1.0, [[1, 0, "running"]] * (MAX_VUS + 50))])
     assert len(s.virtual_users()) == MAX_VUS
+
+
+def test_users_of_a_finished_test_wait_while_the_suite_goes_on():
+    """Issue 20, item 10: the live table said "ended" while a suite ran its next test."""
+    s = SeriesStore()
+    info = [{"vu": 1, "home": ""}, {"vu": 2, "home": ""}]
+    s.ingest([{"v": 1, "seq": 1, "t": 0.5, "kind": "phase", "name": "point-query",
+               "state": "start", "vus": info},
+              tpcc_sample(2, 1.5, [[5, 0, "running"], [7, 0, "running"]], phase="point-query"),
+              tpcc_sample(3, 2.5, [[9, 0, "ended"], [11, 0, "ended"]], phase="point-query"),
+              {"v": 1, "seq": 4, "t": 2.6, "kind": "phase", "name": "point-query",
+               "state": "end"},
+              {"v": 1, "seq": 5, "t": 2.7, "kind": "phase", "name": "scan.load",
+               "state": "start"}])
+    assert [v.state for v in s.virtual_users()] == ["waiting", "waiting"]
+    s.ingest([{"v": 1, "seq": 6, "t": 3.0, "kind": "phase", "name": "scan.load",
+               "state": "end"},
+              {"v": 1, "seq": 7, "t": 3.1, "kind": "end", "status": "ok"}])
+    assert [v.state for v in s.virtual_users()] == ["ended", "ended"]

@@ -18,11 +18,12 @@ from workloads.registry import WORKLOADS
 
 COLUMNS = ("VU", "State", "Home", "Transactions", "Errors")
 TIPS = ("Virtual user number",
-        "running, ended (its process finished), or starting (no sample yet)",
+        "running, ended (its process finished), waiting (its phase ended, the next one "
+        "goes on) or starting (no sample yet)",
         "Where this user's operations start from",
         "Transactions completed since the current phase started",
         "Failed transactions since the current phase started")
-STATE_COLOURS = {"ended": "#6a737d", "starting": "#9a6700"}
+STATE_COLOURS = {"ended": "#6a737d", "waiting": "#6a737d", "starting": "#9a6700"}
 ERROR_COLOUR = "#b00020"
 NUMERIC = (0, 3, 4)
 
