@@ -1101,13 +1101,17 @@ def step_table_cells(step_table: dict) -> tuple[list[str], list[list[str]], list
     header = ["Step"] + [c["title"] + (f" ({c['unit']})" if c["unit"] else "") for c in cols]
     header.append("Flags")
     rows, flagged = [], []
-    for row in step_table["rows"]:
+    # one number of decimals a column ("0.06" above "19,912.00", not "0.0610" above "19,912")
+    texts = {c["key"]: fmt_row([r["values"].get(c["key"]) for r in step_table["rows"]])
+             for c in cols}
+    for n, row in enumerate(step_table["rows"]):
         cells = [row["phase"]]
         for c in cols:
             v = row["values"].get(c["key"])
             # a column without a unit of its own is in each step's throughput unit
             unit = "" if c["unit"] or v is None else row.get("unit") or ""
-            cells.append(f"{fmt_value(v)} {unit}".rstrip())
+            text = fmt_value(v) if v is None else texts[c["key"]][n]
+            cells.append(f"{text} {unit}".rstrip())
         cells.append(", ".join(f["name"] for f in row["flags"]))
         rows.append(cells)
         flagged.append(bool(row["flags"]))

@@ -179,3 +179,17 @@ def test_a_suite_deck_leads_with_its_matrices_without_warmups(tmp_path):
     texts = [t for s in Presentation(str(out)).slides for t in _slide_texts(s)]
     assert any(t.startswith("point-query.warmup — ratios") for t in texts)
     assert main([*map(str, runs), "--deck", str(out), "--slides", "matrix,bogus"]) == 2
+
+
+def test_a_step_table_column_has_one_precision():
+    """Issue 20, item 10: "0.0610" next to "19,912" in one column."""
+    from app.analysis.compare import step_table_cells
+    table = {"columns": [{"key": "qps", "title": "QPS", "unit": "QPS"}],
+             "rows": [{"phase": "point-query", "values": {"qps": 19912.4}, "flags": []},
+                      {"phase": "scan", "values": {"qps": 0.061}, "flags": []},
+                      {"phase": "insert", "values": {"qps": None}, "flags": []}]}
+    _head, rows, _flagged = step_table_cells(table)
+    texts = [r[1].split()[0] for r in rows[:2]]
+    decimals = {len(t.split(".")[1]) if "." in t else 0 for t in texts}
+    assert len(decimals) == 1, texts
+    assert texts[1] != "0" and not texts[1].startswith("0 "), texts
