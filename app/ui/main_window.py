@@ -266,7 +266,7 @@ class MainWindow(QMainWindow):
         buttons.addWidget(self.run_button, 1)
         buttons.addWidget(self.stop_button, 1)
         self._tint_run_icons()
-        theme.on_change(lambda _name: self._tint_run_icons())
+        theme.on_change(self._tint_run_icons)       # a bound slot: gone with the window
         pl.addLayout(buttons)
         self.phase_label = QLabel("Idle")
         self.phase_label.setObjectName("phase_label")
@@ -1130,7 +1130,7 @@ class MainWindow(QMainWindow):
             self.tabs.addTab(self.plan_widget, "Plan")
         self.tabs.setCurrentWidget(self.plan_widget)
 
-    def _tint_run_icons(self) -> None:
+    def _tint_run_icons(self, _theme: str = "") -> None:
         """Run and Stop glyphs in their buttons' text colours, light or dark theme."""
         text = QApplication.palette().color(QPalette.ColorRole.ButtonText)
         play = self.style().standardIcon(QStyle.StandardPixmap.SP_MediaPlay)

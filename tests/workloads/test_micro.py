@@ -310,7 +310,7 @@ def test_failed_statements_in_the_compiled_loop_are_told_counted_and_rolled_back
 
 
 def test_a_mistyped_test_name_gets_a_did_you_mean():
-    from workloads.micro.suite import select
+    from workloads.sbtest.suite import select
     from workloads.params import ParamError
     with pytest.raises(ParamError) as e:
         select("point-qurey,scan,nonsense-xyz")

@@ -322,7 +322,7 @@ class DashboardWidget(QWidget):
                 lo, hi = log_range(drawn[key])
             else:
                 lo, hi, _ = value_range(drawn[key], fixed_top=100.0 if key == "cpu" else None)
-            if key == "throughput":        # the chart with the phase names: their band on top
+            if key == "throughput" and drawn[key]:      # the phase names' band on top
                 lo, hi = with_label_band(lo, hi)
             plot.setYRange(lo, hi, padding=0.02)
             self._waiting[key].setVisible(not drawn[key])
