@@ -146,12 +146,16 @@ def fit_labels(labels: Sequence[tuple[float, str, bool]], lo: float, hi: float,
     out = []
     for n, (x, label, left) in enumerate(labels):
         if left:
-            prev = labels[n - 1][0] if n else lo
-            room = (x - prev) / span * glyphs
+            prev = labels[n - 1] if n else None
+            room = (x - (prev[0] if prev else lo)) / span * glyphs
+            if prev is not None and not prev[2]:
+                room /= 2              # the previous name runs right into the same gap
         else:
-            nxt = labels[n + 1][0] if n + 1 < len(labels) else hi
-            room = (nxt - x) / span * glyphs
-        room = int(room) - 1
+            nxt = labels[n + 1] if n + 1 < len(labels) else None
+            room = ((nxt[0] if nxt else hi) - x) / span * glyphs
+            if nxt is not None and nxt[2]:
+                room /= 2              # the next name runs left into the same gap
+        room = int(room) - 2           # a gap between neighbours
         shown = label if len(label) <= room else (label[:room - 1] + "…") if room >= 3 else "…"
         out.append((x, shown, left, label))
     return out

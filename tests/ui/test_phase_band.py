@@ -44,6 +44,13 @@ def test_a_short_phase_is_cut_to_its_room_with_its_full_name_kept():
                          0, 100, min_gap=0.01)
     fitted = fit_labels(marks, 0, 100, glyphs=150)
     assert [f[3] for f in fitted] == ["prepare", "point-query.warmup", "point-query"]
-    assert fitted[0][1] == "prepare"                       # 11 glyphs of room: fits
-    assert fitted[1][1] == "point-q…"                      # 8 glyphs of room
+    assert fitted[0][1] == "prepare"                       # 12 glyphs of room: fits
+    assert fitted[1][1] == "point-…"                       # 9 glyphs, 2 kept free
     assert fitted[2][1] == "point-query"
+    # near the right edge names go left of their lines: two in one gap share it
+    marks = phase_labels([(0, "prepare"), (80, "update-index"), (90, "insert.warmup")],
+                         0, 100, min_gap=0.01)
+    fitted = fit_labels(marks, 0, 100, glyphs=150)
+    assert [f[2] for f in fitted] == [False, False, True]
+    gap = (90 - 80) * 1.5                                  # glyphs between the two lines
+    assert len(fitted[1][1]) + len(fitted[2][1]) < gap, fitted     # they share it
