@@ -121,7 +121,80 @@ def problem(ev: Any) -> str | None:
         v = ev.get(key)
         if v is not None and (not isinstance(v, typ) or (isinstance(v, bool) and typ is not bool)):
             return f"its {key!r} is not {_TYPE_WORDS.get(typ, 'of the right type')}"
+    for key, check in NESTED.get(ev["kind"], {}).items():
+        v = ev.get(key)
+        if v is not None and not check(v):
+            return f"its {key!r} is not {_NESTED_WORDS[check]}"
     return None
+
+
+# --- nested fields: what readers add up and chart, typed below the top level ----------------
+def _is_num(v: Any) -> bool:
+    return isinstance(v, _NUM) and not isinstance(v, bool)
+
+
+def _interval(v: Any) -> bool:
+    return isinstance(v, list) and len(v) == 2 and all(_is_num(x) for x in v)
+
+
+def _counts(v: Any) -> bool:
+    return isinstance(v, dict) and all(x is None or _is_num(x) for x in v.values())
+
+
+def _figures(v: Any) -> bool:
+    return isinstance(v, dict) and all(isinstance(x, dict) and _counts(x) for x in v.values())
+
+
+def _pairs(v: Any) -> bool:
+    return isinstance(v, list) and all(isinstance(p, list) and len(p) == 2
+                                       and all(_is_num(x) for x in p) for p in v)
+
+
+def _hist(v: Any) -> bool:
+    return _pairs(v) or (isinstance(v, dict) and all(_pairs(x) for x in v.values()))
+
+
+_NESTED_WORDS = {_interval: "a list of two numbers (from, to)",
+                 _counts: "an object of numbers", _figures: "an object of objects of numbers",
+                 _hist: "a histogram ([bucket, count] pairs, per type)"}
+_PHASE_FIGURES = {"interval": _interval, "ops": _counts, "errors": _counts,
+                  "counters": _counts, "lat_ms": _figures, "hist": _hist, "timings": _figures}
+NESTED: dict[str, dict[str, Any]] = {
+    "sample": _PHASE_FIGURES, "summary": _PHASE_FIGURES,
+    "host": {"interval": _interval}, "db": {"interval": _interval, "counters": _counts},
+}
+
+
+# --- building events: the one way a writer makes a body -------------------------------------
+def body(kind: str, **fields: Any) -> dict[str, Any]:
+    """An event body of `kind`, checked as a reader checks it (top-level and nested types,
+    required fields); raises EventFormatError naming the field, so a writer's mistake fails
+    where it is made instead of in a reader."""
+    what = problem({"seq": 1, "t": 0.0, "kind": kind, **fields})
+    if what is not None:
+        raise EventFormatError(f"a {kind} event body: {what}")
+    return fields
+
+
+def sample(*, phase: str, interval: list, rate: float | None, unit: str, ops: dict,
+           **extra: Any) -> dict[str, Any]:
+    """One interval of a phase: ops by type, the rate, and (in `extra`) errors, lat_ms,
+    hist, clients, vus, counters, timings, source."""
+    return body("sample", phase=phase, interval=interval, rate=rate, unit=unit, ops=ops,
+                **extra)
+
+
+def summary(*, phase: str, interval: list, duration_s: float | None, ops_total: float | None,
+            rate: float | None, unit: str, **extra: Any) -> dict[str, Any]:
+    """A phase's result: its span, total and rate, and (in `extra`) ops, errors, hist,
+    lat_ms, errors_total, counters, server, client, driver_cpu, result, flags …"""
+    return body("summary", phase=phase, interval=interval, duration_s=duration_s,
+                ops_total=ops_total, rate=rate, unit=unit, **extra)
+
+
+def stamp(seq: int, t: float, kind: str, fields: dict[str, Any]) -> dict[str, Any]:
+    """The envelope around a body: format version, sequence number, run time, kind."""
+    return {"v": FORMAT_VERSION, "seq": seq, "t": round(t, 4), "kind": kind, **fields}
 
 
 class LineSplitter:

@@ -68,3 +68,24 @@ def test_every_kind_has_its_field_types_so_no_kind_is_taken_for_damage():
     for kind in E.KINDS:
         ev = {"v": 1, "seq": 1, "t": 0.0, "kind": kind, "name": "p", "state": "start", "id": 1}
         assert E.problem(ev) is None, kind
+
+
+def test_the_builders_check_nested_fields_where_the_body_is_made():
+    good = E.sample(phase="measure", interval=[1.0, 2.0], rate=10.5, unit="TPS",
+                    ops={"NEWORD": 10}, errors={}, lat_ms={"NEWORD": {"p95": 1.2, "p99": None}},
+                    hist={"NEWORD": [[3, 10]]})
+    ev = E.stamp(7, 2.00004, "sample", good)
+    assert (ev["v"], ev["seq"], ev["t"], ev["kind"]) == (E.FORMAT_VERSION, 7, 2.0, "sample")
+    assert E.problem(ev) is None
+    bad = [({"interval": [1.0]}, "'interval' is not a list of two numbers"),
+           ({"ops": {"NEWORD": "10"}}, "'ops' is not an object of numbers"),
+           ({"lat_ms": {"NEWORD": 1.2}}, "'lat_ms' is not an object of objects of numbers"),
+           ({"hist": {"NEWORD": [[3]]}}, "'hist' is not a histogram"),
+           ({"counters": {"statements": True}}, "'counters' is not an object of numbers")]
+    for change, words in bad:
+        with pytest.raises(E.EventFormatError, match=words):
+            E.sample(**{**good, **change})
+        assert words in E.problem(E.stamp(1, 0.0, "sample", {**good, **change}))
+    with pytest.raises(E.EventFormatError, match="'rate' is not a number"):
+        E.summary(phase="load", interval=[0, 1], duration_s=1, ops_total=5, rate="5",
+                  unit="rows/s")

@@ -11,6 +11,7 @@ import threading
 from contextlib import contextmanager
 from typing import Any
 
+from .. import events
 from ..params import PlannedPhase, WorkloadSpec
 from .emitter import Emitter
 from .loadpool import VuPool
@@ -81,11 +82,11 @@ class Agent(Sampling, VuPool):
     def load_summary(self, phase: str, total: int, seconds: float, **extra: Any) -> None:
         """The summary of a load phase: rows written per second over the whole phase."""
         now = self.em.now()
-        self.em.emit("summary", phase=phase, interval=[round(max(0.0, now - seconds), 4),
-                                                       round(now, 4)],
-                     duration_s=round(seconds, 3), ops_total=total, rate=round(total / seconds, 1) if seconds else None,
-                     unit="rows/s", rows_total=total, ops={}, errors={}, hist={}, lat_ms={},
-                     errors_total=0, **extra)
+        self.em.emit("summary", **events.summary(
+            phase=phase, interval=[round(max(0.0, now - seconds), 4), round(now, 4)],
+            duration_s=round(seconds, 3), ops_total=total,
+            rate=round(total / seconds, 1) if seconds else None, unit="rows/s",
+            rows_total=total, ops={}, errors={}, hist={}, lat_ms={}, errors_total=0, **extra))
 
     def check_stop(self) -> None:
         if self.stop_requested.is_set():

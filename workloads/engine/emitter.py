@@ -32,8 +32,7 @@ class Emitter:
             body = {**body, "missing": [dict(m) for m in self.missing]}
         with self._lock:
             self._seq += 1
-            ev = {"v": events.FORMAT_VERSION, "seq": self._seq, "t": round(self.now(), 4),
-                  "kind": kind, **body}
+            ev = events.stamp(self._seq, self.now(), kind, events.body(kind, **body))
             line = events.encode(ev)
             self._f.write(line)
             if self._echo:

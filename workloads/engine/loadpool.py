@@ -8,6 +8,7 @@ import os
 import time
 from typing import Callable, Sequence
 
+from .. import events
 from .measure.counters import interval_counters
 from .measure.clientload import PhaseClient
 from .sql.db import DatabaseError, pg_ended_backends
@@ -180,7 +181,7 @@ class VuPool:
             flag = lost.flag(failed=status == "lost")
             if flag:
                 summary["flags"] = [*(summary.get("flags") or []), flag]
-            self.em.emit("summary", **summary)
+            self.em.emit("summary", **events.summary(**summary))
             self._vu_pids = []
         if status == "lost":
             raise DatabaseError(lost.reason(work[2] if work else ""))

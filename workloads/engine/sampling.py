@@ -7,6 +7,7 @@ import os
 import threading
 import time
 
+from .. import events
 from .measure.clientload import ClientWatch
 from .measure.counters import ServerCounters, interval_counters
 from .measure.perf import PerfStat, Profile, probe
@@ -263,9 +264,10 @@ class Sampling:
             body["counters"] = {k: c - p for k, c, p in zip(ph.counters, ccur, ph.clast)}
         if ph.rate is not None:
             rate = ph.rate(body["ops"], body.get("counters", {}), span)
-        ev = self.em.emit("sample", phase=ph.name, interval=[round(ph.last_t, 4), round(now, 4)],
-                          rate=round(rate, 2), unit=ph.unit, clients=ph.nvu - ph.lost,
-                          vus=ph.per_vu() if ph.nvu <= 256 else None, **body)
+        ev = self.em.emit("sample", **events.sample(
+            phase=ph.name, interval=[round(ph.last_t, 4), round(now, 4)], rate=round(rate, 2),
+            unit=ph.unit, clients=ph.nvu - ph.lost, vus=ph.per_vu() if ph.nvu <= 256 else None,
+            **body))
         self._outages.sample(ev["interval"], ev["rate"])
         ph.last, ph.last_t, ph.clast = cur, now, ccur
         return ev

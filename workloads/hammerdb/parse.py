@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from .. import events
 from ..events import LogFormatError
 from . import SPEC
 from ..engine.api import LogFile, RunEvents, describe_epoch, feed_file, numbered, parse_date
@@ -433,9 +434,10 @@ def measure_summary(res: dict[str, Any], params: dict[str, Any], a: float, b: fl
               "stored_procedures": params.get("stored-procedures"),
               "use_all_warehouses": params.get("use-all-warehouses"), "tool": TOOL}
     # the phase's throughput is TPM, as its samples (HammerDB's counter); NOPM is the result
-    return {"phase": "measure", "interval": [a, b], "duration_s": dur,
+    return events.summary(**{
+            "phase": "measure", "interval": [a, b], "duration_s": dur,
             "clients": params.get("vus"), "ops_total": None, "rate": res["tpm"],
-            "unit": "TPM", "errors_total": errors, "source": RESULT_SOURCE, "result": result}
+            "unit": "TPM", "errors_total": errors, "source": RESULT_SOURCE, "result": result})
 
 
 def _build_events(run: RunEvents, v: VuserParser, rel) -> None:
@@ -464,7 +466,7 @@ def tcount_sample(tpm: int, t0: float, t1: float, phase: str | None,
             "unit": "TPM", "tpm": tpm, "clients": vus,
             "counters": {"transactions": round(tpm * (t1 - t0) / 60.0, 2)},
             "source": TCOUNT_SOURCE}
-    return body
+    return events.sample(**body)
 
 
 def _tcount_events(run: RunEvents, tcs: list[TcountParser], rel,

@@ -9,6 +9,7 @@ import os
 import re
 import time
 
+from .. import events
 from ..engine.api import DatabaseError, SqlSession
 from ..engine.api import ToolMissing, ToolProcess, require
 from . import SPEC
@@ -134,12 +135,12 @@ def _build(agent, argv: list[str], env: dict[str, str]) -> None:
                 agent.emit("log", level="info", message=line, source="hdb")
     proc.check()
     dur = agent.now() - t0
-    agent.emit("summary", phase="load", interval=[round(t0, 4), round(t0 + dur, 4)],
-                  duration_s=round(dur, 3), ops_total=None, rate=None, unit="rows/s",
-                  errors_total=len(parser.errors), source="hdb build (wall clock)",
-                  driver_cpu=proc.cpu(None),
-                  result={"build_s": round(dur, 3), "build_source": "hdb build, wall clock",
-                          "warehouses": agent.params["warehouses"]})
+    agent.emit("summary", **events.summary(
+        phase="load", interval=[round(t0, 4), round(t0 + dur, 4)], duration_s=round(dur, 3),
+        ops_total=None, rate=None, unit="rows/s", errors_total=len(parser.errors),
+        source="hdb build (wall clock)", driver_cpu=proc.cpu(None),
+        result={"build_s": round(dur, 3), "build_source": "hdb build, wall clock",
+                "warehouses": agent.params["warehouses"]}))
 
 
 class _Counter:

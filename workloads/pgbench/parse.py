@@ -201,7 +201,7 @@ def sample_body(rec: dict[str, Any], t0: float, t1: float, clients: int | None,
         body["counters"] = counters
     if rec.get("lag_ms") is not None:
         body["lag_ms"] = rec["lag_ms"]
-    return body
+    return ev_format.sample(**body)
 
 
 def summary_body(rep: dict[str, Any], t0: float, phase: str = "measure",
@@ -215,25 +215,27 @@ def summary_body(rep: dict[str, Any], t0: float, phase: str = "measure",
               "transactions": rep.get("transactions"), "failed": rep.get("failed"),
               "latency_ms": lat, "initial_connection_ms": rep.get("conn_ms"),
               "duration_s": dur, "tool": TOOL, "tool_version": rep.get("version")}
-    return {"phase": phase, "interval": [round(t0, 4), round(t0 + (dur or 0), 4)],
+    return ev_format.summary(**{
+            "phase": phase, "interval": [round(t0, 4), round(t0 + (dur or 0), 4)],
             "duration_s": dur, "clients": rep.get("clients"),
             "ops_total": rep.get("transactions"), "rate": rep["tps"], "unit": "TPS",
             "errors_total": rep.get("failed") or 0,
             "ops": {"transactions": rep.get("transactions")},
             "errors": {"failed": rep["failed"]} if rep.get("failed") else {},
-            "lat_ms": {"all": lat}, "source": SOURCE, "result": result}
+            "lat_ms": {"all": lat}, "source": SOURCE, "result": result})
 
 
 def load_summary(rep: dict[str, Any], t0: float = 0.0) -> dict[str, Any]:
     """The `load` phase summary of `pgbench -i`: rows from its progress lines, seconds
     from its 'done in' line."""
     dur, rows = rep["seconds"], rep.get("rows")
-    return {"phase": "load", "interval": [round(t0, 4), round(t0 + dur, 4)], "duration_s": dur,
+    return ev_format.summary(**{
+            "phase": "load", "interval": [round(t0, 4), round(t0 + dur, 4)], "duration_s": dur,
             "ops_total": rows, "rate": round(rows / dur, 2) if rows and dur else None,
             "unit": "rows/s", "errors_total": 0, "ops": {"rows": rows} if rows else {},
             "steps_s": rep["steps"], "source": "pgbench -i: 'done in' line and tuple counts",
             "result": {"load_s": dur, "load_source": "pgbench -i: 'done in … s'",
-                       "rows": rows, "scale": rep.get("scale")}}
+                       "rows": rows, "scale": rep.get("scale")}})
 
 
 PARAMS = ("scale", "clients", "jobs", "builtin", "script", "time", "protocol", "progress")

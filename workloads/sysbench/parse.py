@@ -9,6 +9,7 @@ import json
 import re
 from typing import Any
 
+from .. import events
 from ..events import LogFormatError
 from . import SPEC
 from ..engine.api import LogFile, RunEvents, feed_file
@@ -270,7 +271,7 @@ def sample_body(rec: dict[str, Any], t0: float, t1: float, phase: str) -> dict[s
             "errors": {"ignored": n(rec["errors"])} if rec.get("errors") else {},
             "counters": {"transactions": n(rec["tps"]), "reconnects": n(rec["reconnects"])},
             "lat_ms": {"all": {f"p{pct}": rec["lat_ms"]}}, "source": INTERVAL_SOURCE}
-    return body
+    return events.sample(**body)
 
 
 def summary_body(rep: dict[str, Any], t0: float, phase: str = "measure") -> dict[str, Any]:
@@ -304,11 +305,12 @@ def summary_body(rep: dict[str, Any], t0: float, phase: str = "measure") -> dict
         "latency_ms": lat, "threads": rep.get("threads"),
         "tool": TOOL, "tool_version": rep.get("version"),
     }
-    return {"phase": phase, "interval": [round(t0, 4), round(t0 + dur, 4)], "duration_s": dur,
+    return events.summary(**{
+            "phase": phase, "interval": [round(t0, 4), round(t0 + dur, 4)], "duration_s": dur,
             "clients": rep.get("threads"), "ops_total": ops_total, "rate": rep["qps"],
             "unit": "QPS", "errors_total": errors_total, "ops": ops,
             "errors": {"ignored": errors_total} if errors_total else {},
-            "counters": counters, "lat_ms": {"all": lat}, "source": where, "result": result}
+            "counters": counters, "lat_ms": {"all": lat}, "source": where, "result": result})
 
 
 PARAMS = ("test", "tables", "table-size", "threads", "time", "warmup", "rand-type",

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import time
 
+from .. import events
 from ..engine.api import SqlSession, TargetInfo, check_conditions, condition_lines
 from . import load
 
@@ -129,8 +130,8 @@ def run_phase(agent) -> dict:
         result = check(agent.target)
         for line in describe(result):
             agent.log(line, "info" if "FAIL" not in line else "warning")
-        agent.emit("summary", phase="check", interval=[0, 0],
-                      duration_s=round(time.monotonic() - t0, 3), ops_total=0, rate=0,
-                      unit="", ops={}, errors={}, hist={}, lat_ms={}, errors_total=0,
-                      check=result)
+        agent.emit("summary", **events.summary(
+            phase="check", interval=[0, 0], duration_s=round(time.monotonic() - t0, 3),
+            ops_total=0, rate=0, unit="", ops={}, errors={}, hist={}, lat_ms={},
+            errors_total=0, check=result))
     return result

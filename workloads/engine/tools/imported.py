@@ -12,7 +12,8 @@ import re
 import time
 from typing import Any, Callable, Iterable, Iterator
 
-from ...events import FORMAT_VERSION, LogFormatError
+from ... import events
+from ...events import LogFormatError
 
 # (name, opener): an opener returns the file's lines (text, newline kept) each time it is
 # called, so an importer can look at a file's head and then stream it.
@@ -35,8 +36,7 @@ class RunEvents:
             role = self.spec.phase_role(body["name"])     # as a live run's phase says
             if role:
                 body["role"] = role
-        ev = {"v": FORMAT_VERSION, "seq": len(self.events) + 1, "t": round(float(t), 4),
-              "kind": kind, **body}
+        ev = events.stamp(len(self.events) + 1, float(t), kind, events.body(kind, **body))
         self.events.append(ev)
         return ev
 
