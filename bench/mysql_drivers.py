@@ -1,6 +1,6 @@
 """Per-query client CPU and QPS of the MySQL/MariaDB client paths for the point query.
 
-The workload's own clients (workloads/micro/clients.py) are measured as they run in a
+The workload's own clients (workloads/engine/sql/clients.py) are measured as they run in a
 virtual user: MariaDB Connector/C through ctypes and MariaDB Connector/Python, each with a
 server-side prepared statement executed over the binary protocol (what sysbench does),
 mysqlclient and PyMySQL sending text; beside them
@@ -160,7 +160,7 @@ def _target(db):
 
 
 def _client(kind):
-    """A workload client (workloads/micro/clients.py) and its prepared point query."""
+    """A workload client (workloads/engine/sql/clients.py) and its prepared point query."""
     from workloads.engine.sql import clients
 
     def connect(db):

@@ -50,7 +50,7 @@ def v_cursor_prepared(conn):
 
 
 def v_workload(conn):
-    # the workload's own client (workloads/micro/clients.py PgClient) on this connection
+    # the workload's own client (workloads/engine/sql/clients.py PgClient) on this connection
     from workloads.engine.sql.clients import PgClient
     client = PgClient.__new__(PgClient)
     client._pq, client.conn, client.pg, client._n = pq, conn, conn.pgconn, 0

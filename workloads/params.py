@@ -95,7 +95,7 @@ class Param:
         return d
 
 
-# Declared once, taken by every workload whose virtual users workloads/driver.py runs.
+# Declared once, taken by every workload whose virtual users workloads/engine/driver.py runs.
 NATIVE_PARAMS = (
     Param("reconnect", "bool", False,
           "When a virtual user loses its database connection (server restarted, backend "
@@ -257,7 +257,7 @@ class WorkloadSpec:
     # since counting every context switch of the server costs throughput (up to 10 % at
     # 30,000 point queries per second: bench/micro.py --perf-cost); on where it is the point
     perf_stat: bool = False
-    # its virtual users are workloads/driver.py's: it takes NATIVE_PARAMS (reconnect,
+    # its virtual users are workloads/engine/driver.py's: it takes NATIVE_PARAMS (reconnect,
     # tolerate-lost-clients), appended to its own
     native: bool = False
 

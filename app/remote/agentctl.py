@@ -21,7 +21,7 @@ _PKG_ROOT = Path(importlib.util.find_spec("workloads").submodule_search_location
 def agent_files() -> tuple[tuple[str, bytes], ...]:
     files = []
     for p in sorted(_PKG_ROOT.rglob("*")):
-        # .c: the micro suite's compiled loop, built on the host (workloads/micro/fastloop)
+        # .c: the micro suite's compiled loop, built on the host (workloads/engine/loop/fastloop.c)
         if p.is_file() and p.suffix in (".py", ".sql", ".c") and "__pycache__" not in p.parts:
             files.append((f"workloads/{p.relative_to(_PKG_ROOT).as_posix()}", p.read_bytes()))
     return tuple(files)

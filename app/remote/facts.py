@@ -11,7 +11,7 @@ import re
 
 from .transport import Transport
 
-# cc: builds the micro suite's compiled client loop (workloads/micro/fastloop.c)
+# cc: builds the micro suite's compiled client loop (workloads/engine/loop/fastloop.c)
 TOOLS = ("sysbench", "pgbench", "perf", "vmstat", "iostat", "cc")
 SERVERS = ("postgres", "pg_ctl", "mysqld", "mariadbd")
 PORTS = ("5432", "3306")

@@ -1,5 +1,5 @@
 """The Compare view's Settings tab: the effective settings that differ between runs (from each
-run's `setting` event, shaped as workloads/settings.py emits it), the server version first,
+run's `setting` event, shaped as workloads/engine/servers/settings.py emits it), the server version first,
 one column per run in its colour, a filter, and a note for runs without settings."""
 import os
 from pathlib import Path

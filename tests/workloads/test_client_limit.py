@@ -1,4 +1,4 @@
-"""Client saturation (workloads/clientload.py): a run whose driver is held to 0.3 of a core
+"""Client saturation (workloads/engine/measure/clientload.py): a run whose driver is held to 0.3 of a core
 (a cgroup CPU quota of the test's own) with many virtual users on a tiny table says that the
 client limits throughput, in a warning during the run and in the phase's summary; a normal
 run does not."""

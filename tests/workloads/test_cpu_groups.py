@@ -1,4 +1,4 @@
-"""Host CPU split into process groups (workloads/procgroups.py) with real processes and real
+"""Host CPU split into process groups (workloads/engine/measure/procgroups.py) with real processes and real
 servers: the machine's PostgreSQL 15 and MariaDB 10.11, and private instances of them that
 the agent starts with settings the shared servers must keep (autovacuum every second, small
 WAL, performance_schema on)."""

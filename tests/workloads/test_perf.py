@@ -1,4 +1,4 @@
-"""perf on the server's processes (workloads/perf.py): on this machine (a VM without a PMU)
+"""perf on the server's processes (workloads/engine/measure/perf.py): on this machine (a VM without a PMU)
 the hardware counters are "not available" with the reason, never zeros; software events and
 the CPU profile work; without perf the run says how to install it. perf-trace fills its
 query type × rows grid."""

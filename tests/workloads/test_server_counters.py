@@ -1,4 +1,4 @@
-"""Server counters per interval (workloads/counters.py) on real servers: the views that exist
+"""Server counters per interval (workloads/engine/measure/counters.py) on real servers: the views that exist
 are read, the monitor's own transactions are left out of the counts, and the db events carry
 them; a phase's server count on PostgreSQL is its clients' count, exactly."""
 from __future__ import annotations

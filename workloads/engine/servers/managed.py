@@ -11,7 +11,7 @@ keeps or removes the data directory.
 PostgreSQL refuses to run as root: as root, initdb and postgres run as `nobody`, in a work
 folder of our own that `nobody` can traverse (default /var/lib/versus/managed). mariadbd and
 mysqld as root get --user=root. How a PostgreSQL server is run (that user, the wheel's
-binaries, launch, readiness, stop) is workloads/pgserver.py, shared with the app's embedded
+binaries, launch, readiness, stop) is workloads/engine/servers/pgserver.py, shared with the app's embedded
 default.
 
     python -m workloads.engine.servers.managed discover [DIR ...]     # JSON list of installations

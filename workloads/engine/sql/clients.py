@@ -10,7 +10,7 @@ the error (deadlock, duplicate key, lock wait timeout) and go on.
 Clients, measured in bench/mysql_drivers.py and bench/pg_drivers.py:
 - PostgreSQL: libpq through psycopg.pq, PQprepare once and PQexecPrepared per call (what
   sysbench's pgsql driver does), results left in libpq, never turned into Python objects.
-- MySQL/MariaDB `libmariadb`: MariaDB Connector/C through ctypes (workloads/micro/libmariadb),
+- MySQL/MariaDB `libmariadb`: MariaDB Connector/C through ctypes (workloads/engine/sql/libmariadb),
   statements prepared once on the server and executed over the binary protocol
   (mysql_stmt_execute) with their parameters bound once to buffers, rows read and freed in
   C: what sysbench's mysql driver does.
