@@ -50,7 +50,7 @@ def make_run(session: SessionFile, run_id: str, *, seconds: int, seed: int, spee
     def emit(kind: str, t: float, **body) -> None:
         nonlocal seq
         seq += 1
-        batch.append({"v": 1, "seq": seq, "t": round(t, 4), "kind": kind, **body})
+        batch.append(evf.stamp(seq, t, kind, evf.body(kind, **body)))
         if len(batch) >= 2000:
             session.append_events(run_id, batch)
             batch.clear()

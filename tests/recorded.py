@@ -7,6 +7,7 @@ from pathlib import Path
 
 from app.store.session import SessionFile
 from tests.dbs import PG, versus
+from workloads import events as ev_format
 
 
 STREAMS = Path(__file__).resolve().parent / "fixtures" / "streams"
@@ -14,7 +15,6 @@ STREAMS = Path(__file__).resolve().parent / "fixtures" / "streams"
 
 def load(name: str) -> list[dict]:
     """A recorded real agent stream (tests/fixtures/record_streams.py), decoded."""
-    from workloads import events as ev_format
     return [ev_format.decode(line) for line in (STREAMS / f"{name}.jsonl").read_bytes()
             .splitlines() if line.strip()]
 
@@ -73,7 +73,7 @@ def build_run(path: Path, run_id: str, *, rate: float, p95: float, idle: float, 
     def emit(kind, t, **body):
         nonlocal seq
         seq += 1
-        evs.append({"v": 1, "seq": seq, "t": t, "kind": kind, **body})
+        evs.append({"v": 1, "seq": seq, "t": t, "kind": kind, **ev_format.body(kind, **body)})
 
     emit("hello", 0.0, run_id=run_id, workload=workload, params={"clients": 2},
          target={"engine": "postgres"}, host={"hostname": "h1", "cores": cores},
