@@ -176,12 +176,12 @@ def body(kind: str, **fields: Any) -> dict[str, Any]:
     return fields
 
 
-def sample(*, phase: str, interval: list, rate: float | None, unit: str, ops: dict,
+def sample(*, phase: str, interval: list, rate: float | None, unit: str,
            **extra: Any) -> dict[str, Any]:
-    """One interval of a phase: ops by type, the rate, and (in `extra`) errors, lat_ms,
-    hist, clients, vus, counters, timings, source."""
-    return body("sample", phase=phase, interval=interval, rate=rate, unit=unit, ops=ops,
-                **extra)
+    """One interval of a phase: the rate and (in `extra`) ops and errors by type, lat_ms,
+    hist, clients, vus, counters, timings, source (a tool's counter may state the rate
+    alone)."""
+    return body("sample", phase=phase, interval=interval, rate=rate, unit=unit, **extra)
 
 
 def summary(*, phase: str, interval: list, duration_s: float | None, ops_total: float | None,
