@@ -1,6 +1,7 @@
 """Scales every chart shares, on screen, on slides and in decks: value ranges that hold all
 the data, at most a handful of round ticks, time as elapsed clock values, phase marks that
-neither crowd nor get clipped. Plain arithmetic (stdlib only).
+neither crowd nor get clipped. Plain arithmetic; value extents with numpy (a redraw's arrays
+hold thousands of points: a Python loop over them cost more than drawing them).
 
     lo, hi, step = value_range([y1, y2], from_zero=True)     # 0 … a round top, ≤ 8 ticks
     step = clock_step(span_s, max_ticks=8)                    # 1, 2, 5, 10, 15, 30 s, 1 min …
@@ -9,6 +10,8 @@ from __future__ import annotations
 
 import math
 from typing import Iterable, Sequence
+
+import numpy as np
 
 MAX_TICKS = 8                   # labels per axis: more is unreadable on a projector
 _MANTISSAS = (1.0, 2.0, 2.5, 5.0, 10.0)
@@ -33,9 +36,10 @@ def finite_extent(arrays: Iterable[Sequence[float]]) -> tuple[float, float] | No
     """(min, max) over the finite values of every array; None when there are none."""
     lo, hi = math.inf, -math.inf
     for a in arrays:
-        vals = [float(x) for x in a if math.isfinite(x)]
-        if vals:
-            lo, hi = min(lo, min(vals)), max(hi, max(vals))
+        x = np.asarray(a, dtype=np.float64)
+        x = x[np.isfinite(x)]
+        if x.size:
+            lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
     return None if lo > hi else (lo, hi)
 
 
@@ -69,10 +73,15 @@ def value_range(arrays: Iterable[Sequence[float]], from_zero: bool = True,
 
 def log_range(arrays: Iterable[Sequence[float]]) -> tuple[float, float]:
     """(lo, hi) in log10 units over the positive values, widened to whole decades."""
-    pos = [float(x) for a in arrays for x in a if math.isfinite(x) and x > 0]
-    if not pos:
+    lo, hi = math.inf, -math.inf
+    for arr in arrays:
+        x = np.asarray(arr, dtype=np.float64)
+        x = x[np.isfinite(x) & (x > 0)]
+        if x.size:
+            lo, hi = min(lo, float(x.min())), max(hi, float(x.max()))
+    if lo > hi:
         return -1.0, 1.0
-    a, b = math.floor(math.log10(min(pos))), math.ceil(math.log10(max(pos)))
+    a, b = math.floor(math.log10(lo)), math.ceil(math.log10(hi))
     return float(a), float(b if b > a else a + 1)
 
 

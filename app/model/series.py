@@ -1,67 +1,26 @@
 """Named time series fed by the event stream: what every chart reads.
 
-Plain data, stdlib only. A worker thread appends with ``ingest`` while the GUI thread reads
-``snapshot``; one lock guards both. Each series is a bounded ring buffer so a run that lasts
-for days keeps a fixed memory footprint (the oldest points drop out first).
+Plain data (numpy arrays). A worker thread appends with ``ingest`` while the GUI thread reads;
+one lock guards both. Each series is a ``Track``: the latest hour at full resolution and the
+whole run as min/max buckets, so a run that lasts for days keeps a fixed memory footprint
+and every redraw reads a bounded amount (``window``). The session file keeps every point.
 """
 from __future__ import annotations
 
 import threading
-from array import array
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable
 
+import numpy as np
+
 from .text import as_sentence
+from .track import BUCKETS, RECENT, Track
 from . import derive
 from . import outages as outage_model
 from .derive import MAX_TYPES
 
-DEFAULT_CAPACITY = 200_000      # ~55 h of 1 s samples per series, 3.2 MB at most each
-# server counters are many (a hundred or more): the live view keeps the latest hour of each;
-# the session file keeps them all
-DB_CAPACITY = 3_600
-
 MAX_VUS = 4096          # rows kept for the virtual-user table
-
-
-class Ring:
-    """Fixed-capacity (t, value) ring of doubles; grows until full, then overwrites the oldest."""
-
-    __slots__ = ("capacity", "_t", "_v", "_head")
-
-    def __init__(self, capacity: int) -> None:
-        if capacity < 1:
-            raise ValueError("a ring needs room for at least one point")
-        self.capacity = capacity
-        self._t = array("d")
-        self._v = array("d")
-        self._head = 0          # index of the oldest point once the ring is full
-
-    def __len__(self) -> int:
-        return len(self._t)
-
-    def append(self, t: float, v: float) -> None:
-        if len(self._t) < self.capacity:
-            self._t.append(t)
-            self._v.append(v)
-        else:
-            self._t[self._head] = t
-            self._v[self._head] = v
-            self._head = (self._head + 1) % self.capacity
-
-    def arrays(self) -> tuple[array, array]:
-        """Copies in time order (a memcpy each, cheap enough for every redraw)."""
-        h = self._head
-        if h == 0:
-            return array("d", self._t), array("d", self._v)
-        return self._t[h:] + self._t[:h], self._v[h:] + self._v[:h]
-
-    def last(self) -> tuple[float, float] | None:
-        if not self._t:
-            return None
-        i = (self._head - 1) % len(self._t)
-        return self._t[i], self._v[i]
 
 
 @dataclass(frozen=True)
@@ -106,23 +65,24 @@ class SeriesStore:
     """Maps events onto named series; thread-safe; ``version`` changes whenever data does.
 
     Series are the names ``app.model.derive.interval_values`` gives each event (throughput,
-    latency.p95, ops.<type>, server.tpm, cpu.user …), at the end of the event's interval;
-    per-counter ``db.*`` series keep their latest ``db_capacity`` points live (the session
-    file keeps all). ``virtual_users()`` is the latest per-VU snapshot, replaced, never accumulated.
+    latency.p95, ops.<type>, server.tpm, cpu.user …), at the end of the event's interval.
+    Each keeps its latest ``recent`` points at full resolution and the whole run in
+    ``buckets`` min/max buckets (``recent=None``: every point, for a saved run read whole).
+    ``virtual_users()`` is the latest per-VU snapshot, replaced, never accumulated.
     ``client_limit()`` is the latest sentence saying the client limits throughput.
     """
 
     NOTE_CAPACITY = 5_000
 
-    def __init__(self, capacity: int = DEFAULT_CAPACITY,
+    def __init__(self, recent: int | None = RECENT,
                  describe: Callable[[dict, str | None], str | None] | None = None,
-                 db_capacity: int | None = DB_CAPACITY) -> None:
-        self.capacity = capacity
-        self.db_capacity = db_capacity           # None: as many as the other series
+                 buckets: int = BUCKETS) -> None:
+        self.recent = recent
+        self.buckets = buckets
         # describe(summary, workload) -> the phase's result line for the run log, or None
         self._describe = describe
         self._lock = threading.Lock()
-        self._series: dict[str, Ring] = {}
+        self._series: dict[str, Track] = {}
         self._phases: list[list] = []       # [name, t_start, t_end|None]
         self._notes: deque[Note] = deque(maxlen=self.NOTE_CAPACITY)
         self._note_id = 0
@@ -189,7 +149,7 @@ class SeriesStore:
         if kind in ("sample", "host", "db"):
             t_end = derive.point_time(ev)
             for name, v in derive.interval_values(ev).items():
-                self._add(name, t_end, v, self.db_capacity if name.startswith("db.") else None)
+                self._add(name, t_end, v)
             if kind == "sample":
                 if ev.get("unit"):
                     self._unit = str(ev["unit"])
@@ -288,11 +248,11 @@ class SeriesStore:
             if not self._vu_info and _num(ev.get("clients")):
                 self._vu_info = [(i + 1, "") for i in range(min(int(ev["clients"]), MAX_VUS))]
 
-    def _add(self, name: str, t: float, v: float, capacity: int | None = None) -> None:
-        ring = self._series.get(name)
-        if ring is None:
-            ring = self._series[name] = Ring(min(capacity or self.capacity, self.capacity))
-        ring.append(t, v)
+    def _add(self, name: str, t: float, v: float) -> None:
+        track = self._series.get(name)
+        if track is None:
+            track = self._series[name] = Track(self.recent, self.buckets)
+        track.append(t, v)
 
     def _note(self, t: float, level: str, text: str) -> None:
         self._note_id += 1
@@ -307,23 +267,48 @@ class SeriesStore:
         ts, vs = self.arrays(name)
         return ts.tolist(), vs.tolist()
 
-    def arrays(self, name: str) -> tuple[array, array]:
-        """Like snapshot, as array('d') copies (numpy.frombuffer takes them without a loop)."""
+    def arrays(self, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """The whole series in time order, bounded: the part older than the full-resolution
+        window as (t0, min), (t1, max) pairs of its buckets (copies)."""
         with self._lock:
-            ring = self._series.get(name)
-            if ring is None:
-                return array("d"), array("d")
-            return ring.arrays()
+            track = self._series.get(name)
+            return track.arrays() if track else (np.zeros(0), np.zeros(0))
+
+    def window(self, name: str, t0: float, t1: float, points: int
+               ) -> tuple[np.ndarray, np.ndarray]:
+        """What draws [t0, t1] on ``points`` columns of screen: at most ~4 × points values,
+        each column's min and max where more points fall in it (see Track.window)."""
+        with self._lock:
+            track = self._series.get(name)
+            return track.window(t0, t1, points) if track else (np.zeros(0), np.zeros(0))
+
+    def mean(self, name: str, t0: float, t1: float | None) -> tuple[float | None, float]:
+        """Time-weighted mean of the series over (t0, t1] and the seconds it covers."""
+        with self._lock:
+            track = self._series.get(name)
+            return track.mean(t0, t1) if track else (None, 0.0)
+
+    def full_since(self, name: str) -> float | None:
+        """Where the series' full-resolution points start (older ones are in buckets)."""
+        with self._lock:
+            track = self._series.get(name)
+            return track.full_since() if track else None
+
+    def nbytes(self) -> int:
+        """Bytes the series' arrays hold (bounded by ``recent`` and ``buckets``)."""
+        with self._lock:
+            return sum(track.nbytes for track in self._series.values())
 
     def count(self, name: str) -> int:
+        """Points the series has received (all of them, not only those held)."""
         with self._lock:
-            ring = self._series.get(name)
-            return len(ring) if ring else 0
+            track = self._series.get(name)
+            return track.count if track else 0
 
     def last(self, name: str) -> tuple[float, float] | None:
         with self._lock:
-            ring = self._series.get(name)
-            return ring.last() if ring else None
+            track = self._series.get(name)
+            return track.last() if track else None
 
     def phases(self) -> list[tuple[str, float, float | None]]:
         """Phase spans in order; t_end is None while the phase is still open."""

@@ -1,7 +1,7 @@
 """SeriesStore: events map onto the right series, memory stays bounded, readers are safe."""
 import threading
 
-from app.model.series import Ring, SeriesStore
+from app.model.series import SeriesStore
 
 
 def sample(seq, t, rate, p50=0.2, p95=0.5, p99=0.9, errors=None, phase="measure"):
@@ -73,24 +73,16 @@ def test_version_bumps_on_change_only_and_repeats_are_skipped():
     assert s.count("throughput") == 1
 
 
-def test_capacity_is_bounded_and_keeps_the_newest_points_in_order():
-    s = SeriesStore(capacity=1000)
+def test_recent_points_at_full_resolution_and_older_ones_as_min_max_pairs():
+    s = SeriesStore(recent=1000, buckets=64)
     s.ingest(sample(i, float(i), float(i)) for i in range(1, 5001))
     ts, vs = s.snapshot("throughput")
-    assert len(ts) == 1000 and len(vs) == 1000
-    assert ts == [float(i) for i in range(4001, 5001)]
-    assert vs == ts
+    assert ts == sorted(ts) and ts[0] == 1.0 and ts[-1] == 5000.0
+    assert ts[-1000:] == [float(i) for i in range(4001, 5001)]
+    assert vs[-1000:] == ts[-1000:]
+    assert len(ts) <= 1000 + 1000 // 4 + 1 + 2 * 64
+    assert s.count("throughput") == 5000
     assert s.last("throughput") == (5000.0, 5000.0)
-
-
-def test_ring_storage_does_not_grow_past_capacity():
-    r = Ring(100)
-    for i in range(10_000):
-        r.append(i, i)
-    assert len(r) == 100
-    assert r._t.buffer_info()[1] == 100      # the backing array itself stopped growing
-    t, v = r.arrays()
-    assert list(t) == list(range(9900, 10_000))
 
 
 def test_notes_carry_log_error_and_end_lines_once():
@@ -103,7 +95,7 @@ def test_notes_carry_log_error_and_end_lines_once():
 
 
 def test_writer_thread_and_reader_thread_share_the_store():
-    s = SeriesStore(capacity=500)
+    s = SeriesStore(recent=500, buckets=64)
     done = threading.Event()
 
     def write():
@@ -115,7 +107,7 @@ def test_writer_thread_and_reader_thread_share_the_store():
     w.start()
     while not done.is_set():
         ts, vs = s.snapshot("throughput")
-        assert len(ts) == len(vs) <= 500
+        assert len(ts) == len(vs) <= 500 + 500 // 4 + 1 + 2 * 64
         assert ts == sorted(ts)
     w.join(10)
     assert s.snapshot("throughput")[0][-1] == 20_000.0

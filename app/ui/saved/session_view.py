@@ -133,7 +133,7 @@ def load_run(path: Path, run_id: str) -> LoadedRun:
     finally:
         sf.close()
     from app.remote.follow import run_is_open
-    store = new_store(db_capacity=None)          # a saved run keeps every counter's points
+    store = new_store(recent=None)          # a saved run keeps every point of every series
     store.ingest(events)
     version = next((str(e["server_version"]) for e in events
                     if e.get("kind") == "setting" and e.get("server_version")), None)
