@@ -276,7 +276,7 @@ class SeriesStore:
 
     def window(self, name: str, t0: float, t1: float, points: int
                ) -> tuple[np.ndarray, np.ndarray]:
-        """What draws [t0, t1] on ``points`` columns of screen: at most ~4 × points values,
+        """What draws [t0, t1] on ``points`` columns of screen: at most ~2 × points values,
         each column's min and max where more points fall in it (see Track.window)."""
         with self._lock:
             track = self._series.get(name)

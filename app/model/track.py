@@ -188,17 +188,23 @@ class Track:
     def window(self, t0: float, t1: float, points: int) -> tuple[np.ndarray, np.ndarray]:
         """The points that draw [t0, t1] (and one each side, so the line reaches the edges)
         at about ``points`` columns: where more fall in it, each column gives its min and
-        max in time order of columns, so peaks and stalls stay. At most ~4 × points."""
+        max in time order of columns, so peaks and stalls stay. At most ~2 × points + 4."""
         points = max(1, int(points))
         old, i = self._split()
         parts_t, parts_v = [], []
-        # the buckets only where the view starts before the full-resolution points
+        # the buckets only where the view starts before the full-resolution points; the
+        # columns shared by time between the two parts
         if old is not None and (i >= self._n or t0 < self._t[i]):
+            split = self._t[i] if i < self._n else t1
+            share = (min(split, t1) - t0) / (t1 - t0) if t1 > t0 else 1.0
+            old_points = max(1, int(points * share))
+            points = max(1, points - old_points)
             bt0, bt1, bmin, bmax = old[:4]
             a = max(0, int(np.searchsorted(bt1, t0, side="left")) - 1)
             b = min(len(bt0), int(np.searchsorted(bt0, t1, side="right")) + 1)
             if b > a:
-                x0, x1, lo, hi = _merge(bt0[a:b], bt1[a:b], bmin[a:b], bmax[a:b], points)
+                x0, x1, lo, hi = _merge(bt0[a:b], bt1[a:b], bmin[a:b], bmax[a:b],
+                                        old_points)
                 parts_t.append(np.column_stack((x0, x1)).ravel())
                 parts_v.append(np.column_stack((lo, hi)).ravel())
         t, v = self._t[i:self._n], self._v[i:self._n]

@@ -7,7 +7,8 @@ import pytest
 from PySide6.QtCore import Qt
 
 from app.analysis.results import new_store
-from app.ui.charts.headline import figures, phase_mean
+from app.model.track import Track
+from app.ui.charts.headline import figures
 from workloads.registry import get
 
 from .stream import recorded_run, recorded_tpcc_run
@@ -54,9 +55,10 @@ def test_after_the_phase_the_declared_result_and_its_source():
 
 
 def test_phase_mean_is_time_weighted():
-    t = np.array([1.0, 2.0, 2.5])
-    v = np.array([10.0, 20.0, 40.0])
-    mean, covered = phase_mean(t, v, 0.5, None)
+    track = Track()
+    for t, v in ((1.0, 10.0), (2.0, 20.0), (2.5, 40.0)):
+        track.append(t, v)
+    mean, covered = track.mean(0.5, None)
     assert covered == pytest.approx(2.0)
     assert mean == pytest.approx((10 * 0.5 + 20 * 1.0 + 40 * 0.5) / 2.0)
 

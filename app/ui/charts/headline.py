@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from html import escape
 from typing import Sequence
 
-import numpy as np
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
@@ -38,28 +37,6 @@ class Figure:
     unit: str
     detail: str
     source: str
-
-
-def _series(store: SeriesStore, name: str) -> tuple[np.ndarray, np.ndarray]:
-    t, v = store.arrays(name)
-    return (np.frombuffer(t, dtype=np.float64) if len(t) else np.zeros(0),
-            np.frombuffer(v, dtype=np.float64) if len(v) else np.zeros(0))
-
-
-def phase_mean(t: np.ndarray, v: np.ndarray, t0: float, t1: float | None
-               ) -> tuple[float | None, float]:
-    """Time-weighted mean of the interval values that end inside (t0, t1], and the seconds
-    they cover (each value weighs the time since the previous point, or the phase start)."""
-    inside = (t > t0) & (t <= (t1 if t1 is not None else np.inf)) & np.isfinite(v)
-    x, y = t[inside], v[inside]
-    if not len(x):
-        return None, 0.0
-    w = np.diff(np.concatenate(([t0], x)))
-    w[w <= 0] = 0.0
-    total = float(w.sum())
-    if total <= 0:
-        return float(y.mean()), 0.0
-    return float((y * w).sum() / total), total
 
 
 def chosen_phase(store: SeriesStore, spec: WorkloadSpec | None
@@ -128,9 +105,10 @@ def _metric_figure(store, m: MetricSpec, title: str, unit: str, phase: str | Non
         source = str(lookup(summary, source[1:]) or "")
     elif source.startswith("@"):
         source = "stated in the phase's summary when the phase ends"
-    t, v = _series(store, m.series) if m.series else (np.zeros(0), np.zeros(0))
-    mean, covered = phase_mean(t, v, t0, t1) if len(t) else (None, 0.0)
-    last = float(v[-1]) if len(v) else None
+    # the store's running figures: a tile costs the same at hour 10 as at minute 1
+    point = store.last(m.series) if m.series else None
+    mean, covered = store.mean(m.series, t0, t1) if point else (None, 0.0)
+    last = float(point[1]) if point else None
     if final is None and last is None:
         return None
     series_src = (f"per-interval series {m.series}" if m.series else "")
@@ -140,24 +118,24 @@ def _metric_figure(store, m: MetricSpec, title: str, unit: str, phase: str | Non
         tip = (f"{m.title} of {phase}: {fmt_number(final)} {unit}, the workload's declared "
                f"result ({source or 'phase summary'}).")
         if last is not None:
-            tip += f" Last interval ({series_src}) ended at {fmt_clock(float(t[-1]))}."
+            tip += f" Last interval ({series_src}) ended at {fmt_clock(float(point[0]))}."
         return Figure(m.key, title, fmt_number(final), unit, detail, tip)
     detail = (f"mean {fmt_number(mean)} over {fmt_clock(covered)} of {phase}"
               if mean is not None else "no interval of this phase yet")
-    tip = (f"{title}: last interval ending at {fmt_clock(float(t[-1]))} ({series_src}); "
+    tip = (f"{title}: last interval ending at {fmt_clock(float(point[0]))} ({series_src}); "
            f"mean: time-weighted over the intervals of {where}."
            + (f" At the end of the phase: {source}." if source else ""))
     return Figure(m.key, title, fmt_number(last), unit, detail, tip)
 
 
 def _series_figure(store, name, title, unit, t0, t1, where, source) -> Figure | None:
-    t, v = _series(store, name)
-    if not len(v):
+    point = store.last(name)
+    if point is None:
         return None
-    mean, covered = phase_mean(t, v, t0, t1)
-    return Figure(name, title, fmt_number(float(v[-1])), unit,
+    mean, covered = store.mean(name, t0, t1)
+    return Figure(name, title, fmt_number(float(point[1])), unit,
                   f"mean {fmt_number(mean)} over {fmt_clock(covered)}",
-                  f"{title}: {source}; last interval ending at {fmt_clock(float(t[-1]))}; "
+                  f"{title}: {source}; last interval ending at {fmt_clock(float(point[0]))}; "
                   f"mean over {where}, time-weighted")
 
 
@@ -168,27 +146,27 @@ def _latency_figure(store, t0, t1, summary: dict | None, where: str) -> Figure:
                       f"{fmt_number(lat.get('p99'))}", "ms", f"all operations of {where}",
                       f"Percentiles of every operation of {where}, from the merged histograms "
                       f"in the phase's summary")
-    _, p95 = _series(store, "latency.p95")
-    t, p99 = _series(store, "latency.p99")
-    if not len(p95):
+    p95 = store.last("latency.p95")
+    p99 = store.last("latency.p99")
+    if p95 is None:
         return Figure("latency", "Latency p95 / p99", "–", "ms", "no operation yet",
                       "Percentiles of the operations of the last interval")
     return Figure("latency", "Latency p95 / p99",
-                  f"{fmt_number(float(p95[-1]))} / "
-                  f"{fmt_number(float(p99[-1])) if len(p99) else '–'}", "ms",
+                  f"{fmt_number(float(p95[1]))} / "
+                  f"{fmt_number(float(p99[1])) if p99 else '–'}", "ms",
                   "last interval, all operations",
                   f"Percentiles of every operation in the interval ending at "
-                  f"{fmt_clock(float(t[-1])) if len(t) else '?'}, from the agent's histogram")
+                  f"{fmt_clock(float(p99[0])) if p99 else '?'}, from the agent's histogram")
 
 
 def _errors_figure(store, t0, t1, summary: dict | None, where: str) -> Figure:
     total = (summary or {}).get("errors_total")
-    t, v = _series(store, "errors")
-    mean, covered = phase_mean(t, v, t0, t1) if len(t) else (None, 0.0)
+    point = store.last("errors")
+    mean, covered = store.mean("errors", t0, t1) if point else (None, 0.0)
     if total is not None:
         return Figure("errors", "Errors", f"{int(total):,}", "", f"in {where}",
                       f"Failed operations the clients counted in {where} (phase summary)")
-    last = float(v[-1]) if len(v) else None
+    last = float(point[1]) if point else None
     return Figure("errors", "Errors", fmt_number(last), "/s",
                   f"mean {fmt_number(mean)}/s over {fmt_clock(covered)}" if mean is not None
                   else "none counted yet",
@@ -197,13 +175,15 @@ def _errors_figure(store, t0, t1, summary: dict | None, where: str) -> Figure:
 
 
 def _client_cpu_figure(store, t0, t1, where: str) -> Figure | None:
-    t, v = _series(store, "driver.cpu")
+    point = store.last("driver.cpu")
     cores = store.host().get("cores")
-    if not len(v) or not isinstance(cores, (int, float)) or cores <= 0:
+    if point is None or not isinstance(cores, (int, float)) or cores <= 0:
         return None
-    share = v / float(cores)                     # % of one core -> % of the whole host
-    mean, covered = phase_mean(t, share, t0, t1)
-    return Figure("client-cpu", "Client CPU", fmt_number(float(share[-1])), "% of host",
+    # % of one core -> % of the whole host
+    mean, covered = store.mean("driver.cpu", t0, t1)
+    mean = None if mean is None else mean / float(cores)
+    return Figure("client-cpu", "Client CPU", fmt_number(float(point[1]) / float(cores)),
+                  "% of host",
                   f"mean {fmt_number(mean)} % over {fmt_clock(covered)}" if mean is not None
                   else "",
                   f"CPU time of the workload driver's processes (getrusage, reported with "
