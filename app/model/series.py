@@ -288,6 +288,12 @@ class SeriesStore:
             track = self._series.get(name)
             return track.mean(t0, t1) if track else (None, 0.0)
 
+    def coarse(self, name: str, t0: float, t1: float, points: int) -> bool:
+        """Whether the store holds part of [t0, t1] only coarser than ``points`` columns."""
+        with self._lock:
+            track = self._series.get(name)
+            return track.coarse(t0, t1, points) if track else False
+
     def full_since(self, name: str) -> float | None:
         """Where the series' full-resolution points start (older ones are in buckets)."""
         with self._lock:

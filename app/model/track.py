@@ -144,6 +144,14 @@ class Track:
         b = self._buckets()
         return float(np.max(b[1] - b[0])) if len(b[0]) else 0.0
 
+    def coarse(self, t0: float, t1: float, points: int) -> bool:
+        """Whether part of [t0, t1] is only in buckets wider than one of ``points`` columns
+        (the session file then has what a closer look needs)."""
+        old, i = self._split()
+        if old is None or (i < self._n and t0 >= self._t[i]):
+            return False
+        return self.bucket_seconds > (t1 - t0) / max(1, points)
+
     def full_since(self) -> float | None:
         """Time of the oldest point held at full resolution (None: no points)."""
         return float(self._t[0]) if self._n else None
@@ -207,18 +215,10 @@ class Track:
                                         old_points)
                 parts_t.append(np.column_stack((x0, x1)).ravel())
                 parts_v.append(np.column_stack((lo, hi)).ravel())
-        t, v = self._t[i:self._n], self._v[i:self._n]
-        a = max(0, int(np.searchsorted(t, t0, side="left")) - 1)
-        b = min(len(t), int(np.searchsorted(t, t1, side="right")) + 1)
-        if b > a:
-            st, sv = t[a:b], v[a:b]
-            if len(st) > 2 * points:
-                x0, x1, lo, hi = _merge(st, st, sv, sv, points)
-                parts_t.append(np.column_stack((x0, x1)).ravel())
-                parts_v.append(np.column_stack((lo, hi)).ravel())
-            else:
-                parts_t.append(st.copy())
-                parts_v.append(sv.copy())
+        x, y = decimate(self._t[i:self._n], self._v[i:self._n], t0, t1, points)
+        if len(x):
+            parts_t.append(x)
+            parts_v.append(y)
         if not parts_t:
             return np.zeros(0), np.zeros(0)
         if len(parts_t) == 1:
@@ -252,6 +252,21 @@ class Track:
         if len(x):
             return float(y.mean()), 0.0
         return None, 0.0
+
+
+def decimate(t: np.ndarray, v: np.ndarray, t0: float, t1: float, points: int
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """The points of (t, v) (in time order) that draw [t0, t1], with one each side, at
+    about ``points`` columns: each column's min and max where more than two fall in it."""
+    a = max(0, int(np.searchsorted(t, t0, side="left")) - 1)
+    b = min(len(t), int(np.searchsorted(t, t1, side="right")) + 1)
+    if b <= a:
+        return np.zeros(0), np.zeros(0)
+    st, sv = t[a:b], v[a:b]
+    if len(st) <= 2 * points:
+        return st.copy(), sv.copy()
+    x0, x1, lo, hi = _merge(st, st, sv, sv, max(1, int(points)))
+    return np.column_stack((x0, x1)).ravel(), np.column_stack((lo, hi)).ravel()
 
 
 def _merge(t0: np.ndarray, t1: np.ndarray, lo: np.ndarray, hi: np.ndarray, points: int

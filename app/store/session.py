@@ -503,6 +503,36 @@ class SessionFile:
                 out.columns[c] = []
         return out
 
+    def series_between(self, run_id: str, names: Iterable[str], t0: float, t1: float
+                       ) -> dict[str, tuple[list[float], list[float]]]:
+        """The named series' points whose time falls in [t0, t1], named and timed as the
+        live store has them (the end of each event's interval): what a live chart zoomed
+        into a part of the run older than the store's full-resolution window draws. Reads
+        the derived rows the writer adds with each event."""
+        names = list(dict.fromkeys(names))
+        cols = [n for n in names if n in _SERIES_ALL]
+        rest = set(names) - set(cols)
+        out: dict[str, tuple[list[float], list[float]]] = {n: ([], []) for n in names}
+        sql = ("SELECT COALESCE(t1, t), " + "".join(f'"{c}", ' for c in cols)
+               + "extra FROM derived WHERE run_id = ? AND COALESCE(t1, t) BETWEEN ? AND ? "
+                 "ORDER BY seq")
+        try:
+            rows = self.db.execute(sql, (run_id, t0, t1)).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise SessionError(f"{self.path} is damaged ({exc})") from None
+        for row in rows:
+            t = row[0]
+            for c, v in zip(cols, row[1:-1]):
+                if v is not None:
+                    out[c][0].append(t)
+                    out[c][1].append(v)
+            if rest and row[-1]:
+                for k, v in json.loads(row[-1]).items():
+                    if k in rest and isinstance(v, (int, float)):
+                        out[k][0].append(t)
+                        out[k][1].append(float(v))
+        return out
+
     def last_seq(self, run_id: str) -> int:
         row = self.db.execute("SELECT COALESCE(MAX(seq), 0) FROM events WHERE run_id = ?",
                               (run_id,)).fetchone()
@@ -516,3 +546,11 @@ class SessionFile:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def series_between(path: str | Path, run_id: str, names: Iterable[str], t0: float,
+                   t1: float) -> dict[str, tuple[list[float], list[float]]]:
+    """SessionFile.series_between on a file opened for this read only (a live run's file
+    is being written meanwhile: SQLite's WAL lets it be read)."""
+    with SessionFile(path, readonly=True) as sf:
+        return sf.series_between(run_id, names, t0, t1)

@@ -625,6 +625,11 @@ class MainWindow(QMainWindow):
     @Slot(str)
     def _on_worker_run_started(self, run_id: str) -> None:
         self._live_run_id = run_id
+        path = getattr(self._request, "session_path", None)
+        if path is not None:             # a zoom into an old part of the run reads the file
+            from app.store.session import series_between
+            self.dashboard.detail = lambda names, t0, t1: series_between(path, run_id, names,
+                                                                         t0, t1)
         self.statusBar().showMessage(f"Run {run_id} started", 5000)
         self.refresh_sessions()            # the new session file shows up while it runs
         self.run_started.emit(run_id)

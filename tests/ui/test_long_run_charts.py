@@ -90,3 +90,34 @@ def test_a_hidden_dashboard_draws_nothing_until_shown(dash, qtbot):
     dash.show()
     qtbot.waitUntil(lambda: given(dash.curves["throughput"])[0].max() == 120.0,
                     timeout=5_000)
+
+
+def test_a_zoom_into_a_part_older_than_the_store_keeps_reads_the_session_file(qtbot, tmp_path):
+    from app.store.session import SessionFile, series_between
+    path = tmp_path / "long.versus"
+    evs = list(samples(1, 2 * HOUR))
+    with SessionFile(path, readonly=False) as sf:
+        sf.add_run("r1", "point-query", "t", "local", {})
+        sf.append_events("r1", evs)
+    store = new_store(recent=600, buckets=64)     # 2 h: all but 10 min in wide buckets
+    store.ingest(evs)
+    w = DashboardWidget(store)
+    qtbot.addWidget(w)
+    w.resize(1366, 700)
+    w.show()
+    qtbot.waitExposed(w)
+    w.refresh()
+    lo, hi = 3_000.0, 3_300.0
+    # without the file, the store's buckets (about 2 minutes each) are all there is
+    w._follow = False
+    w.plots["cpu"].setXRange(lo, hi, padding=0)
+    w.refresh(force=True)
+    x, _y = given(w.curves["throughput"])
+    assert len(x[(x >= lo) & (x <= hi)]) < 20
+    w.detail = lambda names, t0, t1: series_between(path, "r1", names, t0, t1)
+    w.refresh(force=True)
+    qtbot.waitUntil(lambda: len(given(w.curves["throughput"])[0]) > 300, timeout=10_000)
+    x, y = given(w.curves["throughput"])
+    inside = (x >= lo) & (x <= hi)
+    assert np.array_equal(x[inside], np.arange(lo, hi + 1))
+    assert np.all(y[inside] == 12_000.0)

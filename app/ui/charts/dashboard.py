@@ -13,6 +13,8 @@ with two or more transaction types shows p95 latency per type.
 """
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import QPoint, Qt, QTimer
@@ -21,12 +23,14 @@ from PySide6.QtWidgets import QMenu, QVBoxLayout, QWidget
 from app.model.scale import (LABEL_POSITION, fit_labels, log_range, phase_labels, value_range,
                              with_label_band)
 from app.model.series import SeriesStore
+from app.model.track import decimate
 from workloads.params import WorkloadSpec
 from workloads.registry import WORKLOADS
 
 from app.ui.charts.axes import ElapsedAxis, ValueAxis, outage_region
 from app.ui.common import theme
 from app.ui.charts.crosshair import Crosshair
+from app.ui.common.tasks import TaskRunner
 
 # Colour-blind-safe palette (Okabe–Ito), readable on white.
 BLUE, ORANGE, GREEN, RED, PURPLE, GREY, SKY = (
@@ -114,6 +118,12 @@ class DashboardWidget(QWidget):
         self._reread.setSingleShot(True)
         self._reread.setInterval(REREAD_MS)
         self._reread.timeout.connect(lambda: self.refresh(force=True))
+        # detail(names, t0, t1) -> {name: (t, v)}: the run's points from its session file,
+        # for a zoom into a part older than the store keeps at full resolution
+        self.detail: Callable[[list[str], float, float], dict] | None = None
+        self._detail: tuple | None = None        # (t0, t1, points, {name: (x, y)})
+        self._detail_asked: tuple | None = None
+        self.tasks = TaskRunner(self)
 
         layout = QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
@@ -307,6 +317,8 @@ class DashboardWidget(QWidget):
         store goes (a new run, another workload chosen, another saved run opening)."""
         self.store = store
         self._drawn_version = -1
+        self.detail = None
+        self._detail = self._detail_asked = None
         for curve in self.curves.values():
             curve.setData([], [])
         self._phase_marks = None
@@ -339,8 +351,12 @@ class DashboardWidget(QWidget):
         drawn: dict[str, list[np.ndarray]] = {key: [] for key in self.plots}
         owner = {series: key for key, chart in self.charts.items()
                  for series, _l, _c in chart["lines"]}
+        detail = self._detail_for(a, b, points)
         for series, curve in self.curves.items():
-            x, y = self.store.window(series, a, b, points)
+            if detail is not None and series in detail:
+                x, y = detail[series]
+            else:
+                x, y = self.store.window(series, a, b, points)
             # one sample is a dot: a line through one point draws nothing
             curve.setSymbol("o" if len(x) == 1 else None)
             width = 1.0 if len(x) > DENSE * columns else LINE_WIDTH
@@ -365,6 +381,35 @@ class DashboardWidget(QWidget):
             plot.getAxis("left").setStyle(showValues=bool(drawn[key]) or key == "cpu")
         self._draw_phase_marks()
         return True
+
+    def _detail_for(self, a: float, b: float, points: int) -> dict | None:
+        """The session file's points of this view when the store has it only coarser than
+        the screen (asked off the GUI thread; the view is drawn again when they come)."""
+        if self.detail is None or self._follow:
+            return None
+        key = (a, b, points)
+        if self._detail is not None and self._detail[:3] == key:
+            return self._detail[3]
+        names = list(self.curves)
+        if not any(self.store.coarse(n, a, b, points) for n in names):
+            return None
+        if self._detail_asked != key:
+            self._detail_asked = key
+            read = self.detail
+            self.tasks.submit(lambda: read(names, a, b),
+                              on_done=lambda got, key=key: self._on_detail_read(key, got),
+                              on_error=lambda _exc: None)    # the store's buckets stay drawn
+        return None
+
+    def _on_detail_read(self, key: tuple, got: dict) -> None:
+        if self._detail_asked != key:
+            return                          # the view moved on meanwhile
+        a, b, points = key
+        self._detail = (a, b, points, {
+            name: decimate(np.asarray(t, dtype=np.float64), np.asarray(v, dtype=np.float64),
+                           a, b, points)
+            for name, (t, v) in got.items() if len(t)})
+        self.refresh(force=True)
 
     def _columns(self) -> int:
         """Pixel columns of the plots (points to read per view: two per column, min/max)."""
