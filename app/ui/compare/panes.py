@@ -32,6 +32,7 @@ from app.ui.charts.crosshair import Crosshair
 from app.ui.compare.replay import ReplayOverlay
 
 AXIS_WIDTH = 64               # same width everywhere, so linked panes line up to the pixel
+DENSE_POINTS = 2_000          # points beyond which a curve is drawn 1 px wide (see _draw_run)
 _DASH = {"solid": Qt.PenStyle.SolidLine, "dash": Qt.PenStyle.DashLine,
          "dot": Qt.PenStyle.DotLine, "dashdot": Qt.PenStyle.DashDotLine}
 _GLYPH = {"solid": "━━", "dash": "╍╍", "dot": "┈┈", "dashdot": "━·"}
@@ -170,7 +171,10 @@ class ComparePanes(QObject):
             # a single point is a dot, not nothing
             dot = dict(symbol="o", symbolSize=6, symbolBrush=r.colour, symbolPen=None) \
                 if len(t) == 1 else {}
-            curve = pg.PlotDataItem(np_of(t), np_of(v), pen=pg.mkPen(r.colour, width=1.6,
+            # a long run is drawn as min/max columns (peak downsampling): 1 px wide, as Qt
+            # strokes a wider antialiased line of overlapping columns as one slow outline
+            width = 1.6 if len(t) <= DENSE_POINTS else 1.0
+            curve = pg.PlotDataItem(np_of(t), np_of(v), pen=pg.mkPen(r.colour, width=width,
                                                                      style=style),
                                     connect="finite", name=f"{r.label} {METRICS[k].title}",
                                     **dot)
