@@ -215,10 +215,12 @@ class Track:
                                         old_points)
                 parts_t.append(np.column_stack((x0, x1)).ravel())
                 parts_v.append(np.column_stack((lo, hi)).ravel())
-        x, y = decimate(self._t[i:self._n], self._v[i:self._n], t0, t1, points)
-        if len(x):
-            parts_t.append(x)
-            parts_v.append(y)
+        # the full-resolution points where the view reaches past the buckets (or has none)
+        if not parts_t or t1 > old[1][-1]:
+            x, y = decimate(self._t[i:self._n], self._v[i:self._n], t0, t1, points)
+            if len(x):
+                parts_t.append(x)
+                parts_v.append(y)
         if not parts_t:
             return np.zeros(0), np.zeros(0)
         if len(parts_t) == 1:
