@@ -106,7 +106,22 @@ def cmd_run(a) -> int:
     req = RunRequest(host=a.host, target=a.target, workload=a.workload, params=params,
                      session_path=Path(a.out) if a.out else None,
                      accept_host_key=a.accept_host_key, ssh_key=a.ssh_key, perf=perf)
-    ctl = RunController(req, catalog, on_events=Progress(out, a.duration),
+    on_events = Progress(out, a.duration)
+    metrics = None
+    if a.metrics_port is not None:
+        from app.remote.openmetrics import MetricsEndpoint
+        try:
+            metrics = MetricsEndpoint(a.metrics_port, a.metrics_address)
+        except OSError as exc:
+            return _fail(str(exc))
+        print(f"         metrics: http://{a.metrics_address}:{a.metrics_port}/metrics",
+              file=out, flush=True)
+        progress = on_events
+
+        def on_events(run_id, evs):
+            progress(run_id, evs)
+            metrics(run_id, evs)
+    ctl = RunController(req, catalog, on_events=on_events,
                         on_status=lambda m: print(f"         {m}", file=out, flush=True))
     _on_signals(ctl.stop, out, "stopping the run (Ctrl-C again to leave it running on the host)")
     try:
@@ -117,6 +132,9 @@ def cmd_run(a) -> int:
         return _fail("left the run going on the host" + (
             f"; 'versus attach {ctl.session_path}' brings in the rest" if ctl.run_id else ""),
             130)
+    finally:
+        if metrics is not None:
+            metrics.close()
     if a.json:
         try:
             with SessionFile(outcome.session_path) as s:
@@ -260,6 +278,11 @@ def add_run(sub) -> None:
     r.add_argument("--ssh-key", metavar="FILE")
     r.add_argument("--accept-host-key", metavar="SHA256:...")
     r.add_argument("--json", action="store_true", help="print the run's summary as JSON")
+    r.add_argument("--metrics-port", type=int, metavar="PORT",
+                   help="serve the live run's figures for Prometheus (OpenMetrics) on PORT "
+                        "while it runs, with its start and end as annotations")
+    r.add_argument("--metrics-address", default="127.0.0.1", metavar="ADDR",
+                   help="the address the metrics endpoint listens on (default 127.0.0.1)")
     r.add_argument("--profile", type=float, metavar="S",
                    help="a CPU profile of the server for S seconds at the start of each "
                         "measured phase (perf record -g; a flame graph in the app)")
