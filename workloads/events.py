@@ -15,7 +15,8 @@ import json
 import math
 from typing import Any, Iterable, Iterator
 
-FORMAT_VERSION = 1
+# 2: latency histograms in HdrHistogram's 2-significant-digit buckets (1: 3 % buckets)
+FORMAT_VERSION = 2
 
 KINDS = frozenset({
     "hello",     # agent version, host facts, run spec (no secrets)
@@ -216,13 +217,36 @@ class LineSplitter:
 
 
 # --- latency histogram buckets ------------------------------------------------------------
-# HDR-style log-linear buckets over microseconds: values below SUB are exact, then each
-# power of two is split into SUB/2 equal steps (relative error < 2/SUB, about 3 %).
-SUB_BITS = 6
-SUB = 1 << SUB_BITS          # 64
+# HdrHistogram's log-linear buckets over microseconds (2 significant digits, lowest value
+# 1 µs): values below SUB are exact, then each power of two is split into SUB/2 equal steps,
+# so a bucket is at most 1/128 of its values wide and its midpoint within 0.4 % of any of
+# them. Events of format 1 used SUB_BITS 6 (buckets 1/32 wide, 1.57 %); their histograms are
+# read with that scheme (the ``v`` of the event that holds them).
+SUB_BITS = 8
+SUB = 1 << SUB_BITS          # 256
 HALF = SUB >> 1
 MAX_US = 1 << 37             # ~38 hours; larger values land in the last bucket
 N_BUCKETS = SUB + (37 - SUB_BITS) * HALF
+_SUB_BITS_OF = {1: 6}        # format version -> its histograms' SUB_BITS (newer: SUB_BITS)
+
+
+def sub_bits(v: int | None = None) -> int:
+    """The histogram scheme of events of format v (None: this version's)."""
+    return SUB_BITS if v is None else _SUB_BITS_OF.get(v, SUB_BITS)
+
+
+def precision_pct(v: int | None = None) -> float:
+    """How far (in percent, at most) a percentile from the histograms of events of format v
+    can be from the raw latencies' one: half a bucket's relative width (the max, a bucket's
+    upper bound, is within twice that and never below)."""
+    return 100.0 / (1 << sub_bits(v))
+
+
+def precision_text(v: int | None = None) -> str:
+    pct = precision_pct(v)
+    up = lambda x: f"{math.ceil(x * 100) / 100:g}"      # noqa: E731  (rounded up: a bound)
+    return (f"latency percentiles from histograms, within {up(pct)} % of the raw latencies' "
+            f"(max within {up(2 * pct)} %, never below)")
 
 
 def bucket_of(us: int) -> int:
@@ -239,19 +263,21 @@ LUT_US = 4096
 BUCKET_LUT = array.array("H", (bucket_of(us) for us in range(LUT_US)))
 
 
-def bucket_low(b: int) -> int:
-    """Smallest microsecond value that falls into bucket b."""
-    if b < SUB:
+def bucket_low(b: int, v: int | None = None) -> int:
+    """Smallest microsecond value that falls into bucket b (of events of format v)."""
+    bits = sub_bits(v)
+    sub = 1 << bits
+    if b < sub:
         return b
-    exp, step = divmod(b - SUB, HALF)
+    exp, step = divmod(b - sub, sub >> 1)
     exp += 1
-    return (HALF + step) << exp
+    return ((sub >> 1) + step) << exp
 
 
-def bucket_mid(b: int) -> float:
-    if b < SUB:
+def bucket_mid(b: int, v: int | None = None) -> float:
+    if b < 1 << sub_bits(v):
         return float(b)
-    return (bucket_low(b) + bucket_low(b + 1) - 1) / 2.0
+    return (bucket_low(b, v) + bucket_low(b + 1, v) - 1) / 2.0
 
 
 def sparse(counts: Iterable[int]) -> list[list[int]]:
@@ -264,9 +290,10 @@ def merge_sparse(into: dict[int, int], hist: Iterable[Iterable[int]]) -> dict[in
     return into
 
 
-def percentiles(hist: dict[int, int] | list[list[int]], qs: Iterable[float] = (50, 95, 99)
-                ) -> dict[str, float | None]:
-    """Percentiles in milliseconds (bucket midpoints), plus 'max' (upper bucket bound)."""
+def percentiles(hist: dict[int, int] | list[list[int]], qs: Iterable[float] = (50, 95, 99),
+                v: int | None = None) -> dict[str, float | None]:
+    """Percentiles in milliseconds (bucket midpoints), plus 'max' (upper bucket bound); v is
+    the format version of the events the histogram came from (None: this version's)."""
     items = sorted(hist.items() if isinstance(hist, dict) else ((b, c) for b, c in hist))
     total = sum(c for _, c in items)
     out: dict[str, float | None] = {}
@@ -281,10 +308,10 @@ def percentiles(hist: dict[int, int] | list[list[int]], qs: Iterable[float] = (5
         for b, c in items:
             acc += c
             if acc >= rank:
-                out[f"p{_qname(q)}"] = round(bucket_mid(b) / 1000.0, 4)
+                out[f"p{_qname(q)}"] = round(bucket_mid(b, v) / 1000.0, 4)
                 break
     last = items[-1][0]
-    out["max"] = round((bucket_low(last + 1) - 1) / 1000.0, 4)
+    out["max"] = round((bucket_low(last + 1, v) - 1) / 1000.0, 4)
     return out
 
 

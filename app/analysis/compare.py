@@ -607,7 +607,9 @@ class Comparison:
                 merged: dict[int, int] = {}
                 for h in hist.values():
                     ev_format.merge_sparse(merged, h)
-                lat = ev_format.percentiles(merged)
+                # the summary's own format: files of format 1 hold 3 % buckets
+                v = summ.get("v")
+                lat = ev_format.percentiles(merged, v=v if isinstance(v, int) else None)
             if isinstance(lat, dict):
                 for q in ("p50", "p95", "p99"):
                     out[f"latency.{q}"] = _num(lat.get(q))

@@ -11,6 +11,7 @@ from typing import Any
 
 from app.model.outages import describe as describe_outage
 from app.store.session import SessionFile
+from workloads import events as ev_format
 
 from .compare import Comparison, load_run
 from .cpu import describe_phase
@@ -42,6 +43,12 @@ def summarize_run(session: SessionFile, run_id: str) -> dict[str, Any]:
             "throughput_source": "client count" if has_rate else None,
             "latency_ms": {q: v.get(f"latency.{q}") for q in ("p50", "p95", "p99")}
             | {"max": lat.get("max")},
+            # how far the percentiles can be from the raw latencies' (the histograms of the
+            # summary's event format); None where no histogram gave them
+            "latency_precision": ({"pct": ev_format.precision_pct(summ["v"]),
+                                   "text": ev_format.precision_text(summ["v"])}
+                                  if summ.get("hist") and isinstance(summ.get("v"), int)
+                                  else None),
             "cpu": {k: v.get(f"cpu.{k}") for k in CPU_KEYS},
             "cpu_source": "/proc/stat, mean over the phase"}
         if summ:

@@ -77,6 +77,9 @@ def cmd_show(a) -> int:
             for fl in p.get("flags") or ():
                 print(f"  {'':<10}{'FAILED' if fl['severity'] == 'fail' else 'flag'}: "
                       f"{fl['name']}" + (f" — {fl['detail']}" if fl["detail"] else ""))
+        for text in dict.fromkeys(p["latency_precision"]["text"] for p in r["phases"]
+                                  if p.get("latency_precision")):
+            print(f"  {'':<10}{text}")
         if r.get("step_table"):
             print()
             print(_step_table_text(r["step_table"]))

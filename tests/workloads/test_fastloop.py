@@ -96,13 +96,15 @@ def test_the_compiled_loops_histogram_bucket_is_bucket_of_from_1_us_to_2_to_the_
     j = fastloop.VJob()
     j.lut = C.addressof((C.c_uint16 * len(BUCKET_LUT)).from_buffer(BUCKET_LUT))
     j.lut_us, j.sub_bits, j.max_us, j.n_buckets = LUT_US, SUB_BITS, MAX_US, N_BUCKETS
-    # every value up to 2^16 µs, then each power of two ± 1 and 64 spread values per octave
-    # up to 2^37 (the last bucket's edge) and a little beyond
+    # every value up to 2^16 µs, then every bucket edge ± 1 of each octave up to 2^37 (the
+    # last bucket's edge) and a little beyond
     values = set(range(1, 1 << 16))
+    half = 1 << (SUB_BITS - 1)
     for e in range(16, 39):
         base = 1 << e
-        values |= {base - 1, base, base + 1}
-        values |= {base + k * (base // 64) for k in range(64)}
+        for k in range(half):
+            edge = base + k * (base // half)
+            values |= {edge - 1, edge, edge + 1}
     us = sorted(values)
     arr = (C.c_uint64 * len(us))(*us)
     out = (C.c_int64 * len(us))()

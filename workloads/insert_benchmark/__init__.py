@@ -94,7 +94,7 @@ SPEC = WorkloadSpec(
                    source="@ibench.db_size_source", role="detail", lower_is_better=True),
         MetricSpec("ib-max-insert", "Max insert", "ms", summary="ibench.max_insert_ms",
                    source="the slowest insert statement (l.i0: one bulk batch), from the "
-                          "latency histograms (buckets within 3 %)",
+                          "latency histograms (within 0.4 %)",
                    role="detail", lower_is_better=True),
         MetricSpec("ib-max-query", "Max query", "ms", summary="ibench.max_query_ms",
                    source="the slowest query, from the latency histograms",
