@@ -19,7 +19,7 @@ from .driver import StopRun, die_with_parent
 from .loop import fastloop
 from .loop import program as loop_program
 from .loop.program import DRAW, NO_DRAW, P_C, P_FIXED, P_ID, P_LO_PLUS, P_PAD, P_SAVED, Step
-from .loop.run import compiled_loop, python_loop
+from .loop.run import compiled_loop, paced_loop, python_loop
 from .sql import clients
 from .sql.clients import StatementFailed
 from .sql.db import (BulkLoader, SqlSession, SqlText, TargetInfo, check_conditions,
@@ -33,7 +33,7 @@ from .tools.toolrun import SecretFile, ToolMissing, ToolProcess, missing, requir
 __all__ = [
     "Run", "VirtualUser", "Meter", "ParamError", "PlannedPhase", "StopRun", "die_with_parent",
     "fastloop", "loop_program", "DRAW", "NO_DRAW", "P_C", "P_FIXED", "P_ID", "P_LO_PLUS",
-    "P_PAD", "P_SAVED", "Step", "compiled_loop", "python_loop", "clients", "StatementFailed",
+    "P_PAD", "P_SAVED", "Step", "compiled_loop", "paced_loop", "python_loop", "clients", "StatementFailed",
     "BulkLoader", "ConnectionLost", "DatabaseError", "SqlFailed", "SqlSession", "SqlText",
     "TargetInfo", "check_conditions", "condition_lines", "connect_mysql_raw", "connect_pg",
     "explain", "mysql_driver", "MYSQL_LOST", "MYSQL_RETRY", "PG_RETRY", "mysql_lost", "LogFile", "RunEvents",

@@ -22,6 +22,12 @@ SPEC = WorkloadSpec(
               "as sysbench's default --rand-type=special (75 % of reads on 1 % of the ids "
               "around the middle, the rest bell-shaped), for like-for-like comparisons.",
               choices=("uniform", "special")),
+        Param("rate", "int", 0, "Queries per second for the whole run, 0 for a closed loop "
+              "(each client sends its next query when the last returned). At a rate, each "
+              "client follows a schedule of evenly spaced intended starts and never skips "
+              "one; latency is measured from the intended start (what a user waits), the "
+              "service time apart, and starts more than 10 ms late are counted. The Python "
+              "event loop runs it.", min=0, max=10_000_000, unit="/s"),
     ),
     native=True,
     dialects=("postgres", "mysql"),

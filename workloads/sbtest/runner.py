@@ -10,13 +10,18 @@ from __future__ import annotations
 import functools
 from typing import Callable
 
-from ..engine.api import DatabaseError, clients, compiled_loop, fastloop, loop_program, python_loop
+from ..engine.api import (DatabaseError, clients, compiled_loop, fastloop, loop_program,
+                          paced_loop, python_loop)
 from . import program, suite
 from .suite import Test
 from .values import Strings, id_picker, zipf_constants
 
 COUNTERS = ("statements", "rows_deleted", "rows_inserted")
 _STATEMENTS, _DELETED, _INSERTED = range(3)
+# rate > 0: the events started more than 10 ms after their intended start, and the lag of all
+PACED = ("late_starts", "lag_us")
+_LATE, _LAG = 3, 4
+LATE_SHARE = 0.01           # more late starts than this: the clients did not keep the rate
 
 
 def run_test(agent, test: Test, phase: str, seconds: float, warmup: float = 0,
@@ -24,11 +29,15 @@ def run_test(agent, test: Test, phase: str, seconds: float, warmup: float = 0,
     """Run one test as a phase (after its warm-up phase when `warmup` > 0)."""
     fn = functools.partial(vu_main, test)
     clients_n = agent.params["clients"]
+    # at a rate, the histogram is the latency from the intended start, "service" the time
+    # from the actual send
+    paced = {"counters": COUNTERS + PACED, "timings": ("service",)} \
+        if agent.params.get("rate") else {"counters": COUNTERS}
     if warmup > 0:
         agent.run_clients(warmup_name, fn, clients_n, warmup, (test.family,),
-                          counters=COUNTERS, rate=_qps)
+                          rate=_qps, **paced)
     return agent.run_clients(phase, fn, clients_n, seconds, (test.family,),
-                             counters=COUNTERS, rate=_qps,
+                             rate=_qps, **paced,
                              summary_extra=functools.partial(_summary_extra, agent, test),
                              session_counter=" + ".join(clients.SESSION_COUNTERS))
 
@@ -58,6 +67,31 @@ def _summary_extra(agent, test: Test, summary: dict) -> dict:
     check = _server_check(agent, test, summary)
     if check:
         out["server_check"] = check
+    if p.get("rate"):
+        out.update(_schedule(p["rate"], summary))
+        if out["schedule"].get("text"):
+            agent.log(f"{summary.get('phase', '')}: {out['schedule']['text']}", "warning")
+    return out
+
+
+def _schedule(rate: float, summary: dict) -> dict:
+    """How well the clients kept the rate: events against the schedule, the late starts and
+    the lag; a flag when more than 1 % started over 10 ms late."""
+    counters = summary.get("counters") or {}
+    events = summary.get("ops_total", 0)
+    dur = summary.get("duration_s") or 0
+    late, lag_us = counters.get("late_starts", 0), counters.get("lag_us", 0)
+    share = late / events if events else 0.0
+    sched = {"rate_per_s": rate, "achieved_per_s": round(events / dur, 2) if dur else None,
+             "late_starts": late, "late_share": round(share, 4),
+             "mean_lag_ms": round(lag_us / events / 1000.0, 3) if events else None,
+             "latency": "from the intended start; timings.service from the actual send"}
+    out: dict = {"schedule": sched}
+    if share > LATE_SHARE:
+        sched["text"] = (f"client-bound at {rate:,}/s: {share * 100:.0f} % of transactions "
+                         f"started more than 10 ms late")
+        out["flags"] = [*(summary.get("flags") or []),
+                        {"name": "behind schedule", "severity": "warn", "detail": sched["text"]}]
     return out
 
 
@@ -92,6 +126,11 @@ def loop_for(target, params: dict, test: Test | None = None) -> tuple[str, str]:
     kind = clients.driver_for(target, params.get("mysql-driver", "auto"))
     if choice == "python":
         return "python", "Python event loop (client-loop=python)"
+    if params.get("rate"):
+        if choice == "compiled":
+            raise DatabaseError("client-loop=compiled, but the compiled loop has no schedule "
+                                "for a rate yet; set client-loop=auto or rate=0")
+        return "python", f"Python event loop (rate={params['rate']}/s: its schedule)"
     if kind not in fastloop.DRIVES:
         why = f"the {kind} client has no compiled loop"
     elif test is not None and program.steps(test, target.dialect, 1, 0, 0) is None:
@@ -124,8 +163,13 @@ def vu_main(test: Test, vu) -> None:
         if not vu.wait_for_go():
             return
         cs = vu.cbase + _STATEMENTS
-        ok = (compiled_loop(vu, job, rollback, cs) if job
-              else python_loop(vu, event, rollback, cs))
+        rate, n = vu.params.get("rate") or 0, vu.params["clients"]
+        if rate:            # the VUs' schedules interleave: one start every 1/rate s
+            ok = paced_loop(vu, event, rollback, cs, rate / n, vu.index / n, vu.timing0,
+                            vu.cbase + _LATE, vu.cbase + _LAG)
+        else:
+            ok = (compiled_loop(vu, job, rollback, cs) if job
+                  else python_loop(vu, event, rollback, cs))
         if ok and before is not None:
             vu.report_server_count(client.session_statements() - before)
     finally:

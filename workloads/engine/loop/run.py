@@ -70,3 +70,56 @@ def python_loop(vu, event: Callable[[], int], rollback, statements_slot: int) ->
         arr[base] += 1
         carr[cs] += n
     return True
+
+
+LATE_NS = 10_000_000        # a start this late (10 ms) counts as late
+
+
+def paced_loop(vu, event: Callable[[], int], rollback, statements_slot: int, per_s: float,
+               offset: float, service: int, late_slot: int, lag_slot: int) -> bool:
+    """Run events at `per_s` a second on a schedule of evenly spaced intended starts (the
+    first `offset` of a spacing after the go), never skipping one: a VU behind its schedule
+    sends at once until it has caught up. The histogram of the VU's first type holds the
+    latency from the intended start (what a user waits), the one at vu.base(service) the
+    service time (from the actual send); the workload counters at late_slot and lag_slot
+    count the events that started more than 10 ms late and their total lag in µs."""
+    arr, base = vu.arr, vu.base(0)
+    hb = base + 2
+    sb = vu.base(service)
+    carr, cs = vu.carr, statements_slot
+    stop = vu.stop
+    clock = time.perf_counter_ns
+    sleep = time.sleep
+    lut, lut_us = BUCKET_LUT, LUT_US
+    reported: set[str] = set()
+    step = 1e9 / per_s
+    start = clock()
+    k = 0
+    while not stop.value:
+        intended = start + int((k + offset) * step)
+        k += 1
+        now = clock()
+        while now < intended:          # short sleeps: the phase's end is seen within 50 ms
+            sleep(min(intended - now, 50_000_000) / 1e9)
+            if stop.value:
+                return True
+            now = clock()
+        lag = now - intended
+        try:
+            n = event()
+        except StatementFailed as exc:
+            if not failed(vu, exc, reported, rollback, cs):
+                return False
+            continue
+        t1 = clock()
+        us = (t1 - intended) // 1000
+        arr[hb + (lut[us] if us < lut_us else bucket_of(us))] += 1
+        arr[base] += 1
+        us = (t1 - now) // 1000
+        arr[sb + 2 + (lut[us] if us < lut_us else bucket_of(us))] += 1
+        arr[sb] += 1
+        carr[cs] += n
+        if lag > LATE_NS:
+            carr[late_slot] += 1
+        carr[lag_slot] += lag // 1000
+    return True
