@@ -33,9 +33,6 @@ def main(argv: list[str] | None = None) -> int:
         from app.ui.application import run_gui
         return run_gui(args)
     try:
-        if args[0] == "export":           # charts need Qt, which app.cli may not import
-            from app.ui.export_cmd import main as export_main
-            return export_main(args[1:])
         from app.cli import main as cli_main
         return cli_main(args)
     except BrokenPipeError:

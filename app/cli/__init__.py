@@ -8,8 +8,9 @@ Exit codes: 0 success, 1 the run failed (compare: the regression gate failed), 2
 from __future__ import annotations
 
 import argparse
+import sys
 
-from . import compare, hosts, plan, profiles, run, runs, sessions
+from . import compare, export, hosts, plan, profiles, run, runs, sessions
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -25,8 +26,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_compare(sub)
     sessions.add_import(sub)
     runs.add_runs(sub)
-    # `versus export` is parsed by app.ui.export_cmd (it draws charts with Qt); listed here
-    # so `versus --help` shows it.
+    # `versus export` has its own parser (app.cli.export); listed here so --help shows it
     sub.add_parser("export", help="export charts (PNG, SVG, PDF), series (CSV, JSON), tables "
                                   "and slide decks; see versus export --help", add_help=False)
     hosts.add_check(sub)
@@ -37,5 +37,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    a = build_parser().parse_args(argv)
+    args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["export"]:
+        return export.main(args[1:])
+    a = build_parser().parse_args(args)
     return a.func(a)

@@ -125,7 +125,7 @@ def test_thin_keeps_every_peak():
 
 
 def test_a_deck_of_one_run_says_nothing_about_ratios(tmp_path):
-    from app.ui.export_cmd import main
+    from app.cli.export import main
     one = build_run(tmp_path / "one.versus", "r1", rate=9000, p95=1.3, idle=70,
                     phases=("rampup", "measure"))
     assert main([str(one), "--deck", str(tmp_path / "one.pptx")]) == 0
@@ -150,7 +150,7 @@ def _slide_texts(slide) -> list[str]:
 
 
 def test_a_suite_deck_leads_with_its_matrices_without_warmups(tmp_path):
-    from app.ui.export_cmd import main
+    from app.cli.export import main
     runs = [build_run(tmp_path / f"{n}.versus", n, rate=1000, p95=1, idle=50,
                       phases=SUITE_PHASES, workload="micro", version=v, rates=rates)
             for n, v, rates in (

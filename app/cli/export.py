@@ -1,7 +1,7 @@
 """`versus export`: charts to PNG/SVG/PDF, series to CSV/JSON, tables, slide decks.
 
-Lives in app.ui because it draws with Qt (offscreen: no display needed); app.main sends
-``versus export …`` here. Exit codes as the rest of the CLI: 0 done, 2 bad input (nothing
+Only a chart image needs Qt (drawn offscreen by app.ui.charts.render, imported when asked
+for, so the rest works without it). Exit codes as the rest of the CLI: 0 done, 2 bad input (nothing
 written).
 
     versus export a.versus b.versus:2 --chart throughput --format png --size 1920x1080 --out t.png
@@ -172,6 +172,3 @@ def _run(a) -> int:
         print(f"versus: {d}", file=sys.stderr)
     return 3 if comp.damaged() else 0
 
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
