@@ -40,28 +40,21 @@ from app.analysis import cpu
 from app.analysis.metrics import (CHARTS, METRICS, TABLE_METRICS, WORKLOAD_CHARTS,
                                   spec_of)
 from app.analysis.results import Flag, ResultValue, flags, flags_text, result_values
-from app.model.derive import kind_of, summary_value
+from app.model.derive import kind_of
 from app.model.outages import Outage, outages as outages_of
+from app.model.phase import (KINDS as PHASE_KINDS, PhaseSpan, PhaseSummary, phase_spans,
+                             summaries as summaries_of)
 from app.model.runset import (EFFICIENCY_KEYS, SERVER_EFFICIENCY, SERVER_EFFICIENCY_KEYS, WORSE,
                               Ratio, RunRef, Table, fmt_value, ratio, run_colour)
 from app.store.session import SeriesTable, SessionError, SessionFile
-from workloads import events as ev_format
 from workloads.params import WorkloadSpec
 
 NAN = float("nan")
-_META_KINDS = ("hello", "setting", "phase", "summary", "end", "outage")
+_META_KINDS = ("hello", "setting", "end", "outage") + PHASE_KINDS
 
 
 class CompareError(Exception):
     """Runs that cannot be compared as asked, said as a sentence."""
-
-
-@dataclass(frozen=True)
-class PhaseSpan:
-    name: str
-    t0: float
-    t1: float | None          # None while the phase is still open (a live run)
-    role: str | None = None   # as the phase's start event says (the workload's spec)
 
 
 @dataclass
@@ -80,7 +73,7 @@ class RunData:
     server_version: str | None
     unit: str
     phases: list[PhaseSpan]
-    summaries: dict[str, dict[str, Any]]
+    summaries: dict[str, PhaseSummary]
     sample: SeriesTable
     hosts: SeriesTable
     db: SeriesTable
@@ -101,9 +94,9 @@ class RunData:
 
     def phase_unit(self, name: str) -> str:
         """The throughput unit of one phase: its summary's, its samples', else the run's."""
-        summ = self.summaries.get(name) or {}
-        if summ.get("unit"):
-            return str(summ["unit"])
+        summ = self.summaries.get(name)
+        if summ is not None and summ.unit:
+            return summ.unit
         for p, u in zip(self.sample.phase, self.sample.unit):
             if p == name and u:
                 return u
@@ -229,20 +222,6 @@ def load_run(session: SessionFile, run_id: str, index: int, file: str, rec=None)
     meta = session.events(run_id, kinds=_META_KINDS)
     hello = next((e for e in meta if e["kind"] == "hello"), {})
     version = next((e.get("server_version") for e in meta if e["kind"] == "setting"), None)
-    spans: list[list] = []
-    summaries: dict[str, dict] = {}
-    for e in meta:
-        if e["kind"] == "phase":
-            if e.get("state") == "start":
-                spans.append([str(e.get("name", "?")), float(e["t"]), None,
-                              str(e["role"]) if e.get("role") else None])
-            elif e.get("state") == "end":
-                for s in reversed(spans):
-                    if s[0] == e.get("name") and s[2] is None:
-                        s[2] = float(e["t"])
-                        break
-        elif e["kind"] == "summary" and isinstance(e.get("phase"), str):
-            summaries[e["phase"]] = e
     sample = session.series(run_id, "sample")
     hosts = session.series(run_id, "host")
     db = session.series(run_id, "db")
@@ -254,7 +233,7 @@ def load_run(session: SessionFile, run_id: str, index: int, file: str, rec=None)
     return RunData(ref=RunRef(file, run_id), index=index, label="", colour=run_colour(index),
                    workload=rec.workload, target=rec.target, host=rec.host, params=rec.params,
                    status=rec.status, hello=hello, server_version=version, unit=unit,
-                   phases=[PhaseSpan(*s) for s in spans], summaries=summaries,
+                   phases=phase_spans(meta), summaries=summaries_of(meta),
                    sample=sample, hosts=hosts, db=db, last_t=last_t,
                    outages=outages_of(meta), damaged=session.damaged(run_id))
 
@@ -584,35 +563,18 @@ class Comparison:
         if span is None:
             return out
         summ = r.summaries.get(phase)
-        iv = summ.get("interval") if summ else None
-        if isinstance(iv, list) and len(iv) == 2 and all(isinstance(x, (int, float)) for x in iv) \
-                and iv[1] > iv[0]:
-            a, b = float(iv[0]), float(iv[1])
-        else:
-            a, b = span.t0, span.t1 if span.t1 is not None else r.last_t
+        a, b = cpu.phase_interval(r, phase) or (span.t0, r.last_t)
         rows = [i for i, p in enumerate(r.sample.phase) if p == phase]
         # throughput, errors, latency: the summary, else time-weighted means of the samples
         ops = None
-        if summ:
-            out["throughput"] = _num(summ.get("rate"))
+        if summ is not None:
+            out["throughput"] = _num(summ.rate)
             spec = r.spec
-            ops = summary_value(summ, spec.op_count if spec else "ops_total")
-            dur = _num(summ.get("duration_s"))
-            errs = _num(summ.get("errors_total"))
-            out["errors"] = errs / dur if errs is not None and dur else (0.0 if errs == 0
-                                                                          else None)
-            lat = (summ.get("lat_ms") or {}).get("all")
-            hist = summ.get("hist")
-            if isinstance(hist, dict) and hist:
-                merged: dict[int, int] = {}
-                for h in hist.values():
-                    ev_format.merge_sparse(merged, h)
-                # the summary's own format: files of format 1 hold 3 % buckets
-                v = summ.get("v")
-                lat = ev_format.percentiles(merged, v=v if isinstance(v, int) else None)
-            if isinstance(lat, dict):
-                for q in ("p50", "p95", "p99"):
-                    out[f"latency.{q}"] = _num(lat.get(q))
+            ops = summ.ops(spec.op_count if spec else None)
+            out["errors"] = summ.error_rate
+            lat = summ.latency
+            for q in ("p50", "p95", "p99"):
+                out[f"latency.{q}"] = lat.get(q)
             for rv in r.results(phase):
                 out[rv.key] = rv.value
         if out["throughput"] is None:
@@ -751,7 +713,7 @@ class Comparison:
             for k in keys:
                 m = METRICS[k]
                 # a declared figure is read whatever the phase's role (loads have one too)
-                vals[k] = summary_value(summ, m.summary) if m.per_phase == "result" \
+                vals[k] = summ.value(m.summary) if m.per_phase == "result" \
                     else pv.get(k)
             rows.append({"phase": span.name, "role": r.phase_role(span.name),
                          "unit": r.phase_unit(span.name), "values": vals,

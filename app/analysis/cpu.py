@@ -18,7 +18,6 @@ import math
 import re
 from typing import Any
 
-from app.model.derive import lookup, num, summary_value
 from app.model.runset import Table, fmt_value, ratio
 
 # a run is an app.analysis.compare.RunData and a comparison a Comparison (not imported here:
@@ -65,13 +64,17 @@ def groups_of(run: RunData) -> list[str]:
     return sorted(names, key=group_sort_key)
 
 
+def _lookup(run: RunData, phase: str, path: str) -> Any:
+    """Whatever the phase's summary holds at a dotted path; None without a summary."""
+    summ = run.summaries.get(phase)
+    return summ.lookup(path) if summ is not None else None
+
+
 def phase_interval(run: RunData, phase: str) -> tuple[float, float] | None:
     """The interval the phase's operations were counted in (its summary's), else its span."""
-    summ = run.summaries.get(phase) or {}
-    iv = summ.get("interval")
-    if isinstance(iv, list) and len(iv) == 2 and all(num(x) is not None for x in iv) \
-            and iv[1] > iv[0]:
-        return float(iv[0]), float(iv[1])
+    summ = run.summaries.get(phase)
+    if summ is not None and summ.interval:
+        return summ.interval
     span = run.phase(phase)
     if span is None:
         return None
@@ -80,10 +83,10 @@ def phase_interval(run: RunData, phase: str) -> tuple[float, float] | None:
 
 def phase_ops(run: RunData, phase: str) -> float | None:
     summ = run.summaries.get(phase)
-    if not summ:
+    if summ is None:
         return None
     spec = run.spec
-    return summary_value(summ, spec.op_count if spec else "ops_total")
+    return summ.ops(spec.op_count if spec else None)
 
 
 def phase_groups(run: RunData, phase: str) -> dict[str, dict[str, float | None]]:
@@ -113,7 +116,7 @@ def phase_groups(run: RunData, phase: str) -> dict[str, dict[str, float | None]]
 
 def client_limit(run: RunData, phase: str) -> str | None:
     """The sentence saying the client limited this phase, if it did."""
-    s = lookup(run.summaries.get(phase) or {}, "client.sentence")
+    s = _lookup(run, phase, "client.sentence")
     return str(s) if s else None
 
 
@@ -134,11 +137,11 @@ HARDWARE_KEYS = ("instructions", "ipc", "branch_mpki", "l1i_mpki", "llc_mpki")
 def perf_values(run: RunData, phase: str) -> tuple[dict[str, float | None], str | None,
                                                      str | None]:
     """(values by PERF_ROWS key, why nothing was counted, why no hardware events)."""
-    summ = run.summaries.get(phase) or {}
-    perf = summ.get("perf")
-    if not isinstance(perf, dict):
+    summ = run.summaries.get(phase)
+    perf = summ.perf if summ is not None else None
+    if perf is None:
         return {}, None, None
-    vals = {k: num(lookup(summ, path)) for k, _t, _u, path, _l in PERF_ROWS}
+    vals = {k: summ.value(path) for k, _t, _u, path, _l in PERF_ROWS}
     return vals, perf.get("unavailable"), perf.get("hardware_unavailable")
 
 
@@ -170,7 +173,7 @@ def groups_table(comp: Comparison, phase: str, base: int = 0) -> Table:
         t.add(cells, classes)
     t.notes.append(SOURCE)
     for r, p in zip(runs, per):
-        where = lookup(r.summaries.get(phase) or {}, "cpu_groups.server")
+        where = _lookup(r, phase, "cpu_groups.server")
         if where and not any(g.startswith("server.") for g in p):
             t.notes.append(f"run {r.index + 1}: {where}")
         said = client_limit(r, phase)
@@ -210,7 +213,7 @@ def perf_table(comp: Comparison, phase: str, base: int = 0) -> Table:
             cells.append(f"{NA}: {reason}" if reason else "—")
         t.add(cells + ["n/a"] * len(others))
     from .flame import short_pids
-    sources = {short_pids(str(lookup(r.summaries.get(phase) or {}, "perf.source") or ""))
+    sources = {short_pids(str(_lookup(r, phase, "perf.source") or ""))
                for r in runs}
     sources.discard("")
     t.notes.extend(sorted(sources))

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from app.model.derive import lookup, num, summary_value
+from app.model.derive import num
+from app.model.phase import PhaseSummary
 from app.model.series import SeriesStore
 from workloads.params import MetricSpec, WorkloadSpec
 
@@ -36,23 +37,22 @@ class Flag:
         return f"{self.name.upper()}: {self.detail}" if self.detail else self.name.upper()
 
 
-def _at(text: str, summary: dict[str, Any]) -> str:
+def _at(text: str, summary: PhaseSummary) -> str:
     """A declared sentence or unit; one starting with @ is read from the summary."""
     if text.startswith("@"):
-        s = lookup(summary, text[1:])
+        s = summary.lookup(text[1:])
         return str(s) if s else ""
     return text
 
 
-def _source(m: MetricSpec, summary: dict[str, Any]) -> str:
+def _source(m: MetricSpec, summary: PhaseSummary) -> str:
     return _at(m.source, summary)
 
 
-def flags(summary: dict[str, Any] | None) -> list[Flag]:
+def flags(summary: PhaseSummary | None) -> list[Flag]:
     """The flags of a phase summary, malformed entries left out."""
-    raw = summary.get("flags") if isinstance(summary, dict) else None
     out = []
-    for f in raw if isinstance(raw, list) else ():
+    for f in summary.flags if summary is not None else ():
         if isinstance(f, dict) and f.get("name"):
             sev = "fail" if f.get("severity") == "fail" else "warn"
             out.append(Flag(str(f["name"]), str(f.get("detail") or ""), sev))
@@ -63,28 +63,27 @@ def flags_text(fl: list[Flag]) -> str:
     return "; ".join(f.text() for f in fl)
 
 
-def _declared(m: MetricSpec, summary: dict[str, Any]) -> bool:
+def _declared(m: MetricSpec, summary: PhaseSummary) -> bool:
     """Whether a summary is expected to hold this metric (its parent object is there)."""
     path = m.summary.split("/")[0]
     head = path.rsplit(".", 1)[0] if "." in path else path
-    return lookup(summary, head) is not None
+    return summary.lookup(head) is not None
 
 
-def result_values(spec: WorkloadSpec | None, summary: dict[str, Any],
+def result_values(spec: WorkloadSpec | None, summary: PhaseSummary | None,
                   phase_role: str | None = None) -> list[ResultValue]:
     """The declared result metrics a phase summary holds, in declaration order; [] for a
     phase that gives no result (loads, warm-ups) or a workload this app does not know."""
-    if spec is None or not isinstance(summary, dict):
+    if spec is None or summary is None:
         return []
-    role = (phase_role or (summary.get("role") if isinstance(summary.get("role"), str) else None)
-            or spec.phase_role(str(summary.get("phase", ""))))
+    role = phase_role or summary.role or spec.phase_role(summary.phase)
     if role not in RESULT_ROLES:
         return []
     out = []
     for m in spec.metrics:
         if not _declared(m, summary):
             continue
-        v = summary_value(summary, m.summary)
+        v = summary.value(m.summary)
         if v is None and m.role != "result":
             continue                 # a cross-check or detail the run did not make
         out.append(ResultValue(m.key, m.title, _at(m.unit, summary), v, _source(m, summary),
@@ -122,10 +121,11 @@ def result_parts(values: list[ResultValue], duration_s: float | None
     return head, "; ".join(sources), checks
 
 
-def missing_text(body: dict[str, Any]) -> list[str]:
-    """A summary's (or end's) measurement sources that stopped, as sentences."""
+def missing_text(missing: list[Any]) -> list[str]:
+    """Measurement sources that stopped (a summary's or an end event's ``missing``), as
+    sentences."""
     out = []
-    for m in body.get("missing") or ():
+    for m in missing or ():
         if isinstance(m, dict):
             since = num(m.get("since"))
             out.append(f"{m.get('source', 'a measurement source')} stopped"
@@ -135,27 +135,27 @@ def missing_text(body: dict[str, Any]) -> list[str]:
     return out
 
 
-def result_text(spec: WorkloadSpec | None, summary: dict[str, Any],
+def result_text(spec: WorkloadSpec | None, summary: PhaseSummary | None,
                 phase_role: str | None = None) -> str | None:
     """One line: the result, its sources, the cross-checks, the flags; None when there is
     neither a result nor a flag."""
     values = [v for v in result_values(spec, summary, phase_role) if v.role != "detail"]
     fl = flags(summary)
-    if not values:
+    if not values or summary is None:
         return flags_text(fl) or None
-    head, sources, checks = result_parts(values, num(summary.get("duration_s")))
+    head, sources, checks = result_parts(values, summary.duration_s)
     text = f"{head} ({sources})"
     text += f"; cross-check: {'; '.join(checks)}" if checks else ""
-    text += "".join(f"; {m}" for m in missing_text(summary))
+    text += "".join(f"; {m}" for m in missing_text(summary.missing))
     text += f" — {flags_text(fl)}" if fl else ""
-    limit = lookup(summary, "client.sentence")       # the client, not the server, was the limit
+    limit = summary.lookup("client.sentence")       # the client, not the server, was the limit
     return text + (f". {limit}" if limit else "")
 
 
-def describe_summary(summary: dict[str, Any], workload: str | None) -> str | None:
-    """The run log's result line for a phase summary of a run of this workload."""
+def describe_summary(ev: dict[str, Any], workload: str | None) -> str | None:
+    """The run log's result line for a phase's summary event of a run of this workload."""
     from .metrics import spec_of
-    return result_text(spec_of(workload or ""), summary)
+    return result_text(spec_of(workload or ""), PhaseSummary.of(ev))
 
 
 def new_store(**kw: Any) -> SeriesStore:

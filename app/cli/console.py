@@ -8,7 +8,9 @@ import time
 
 from app.analysis.metrics import spec_of
 from app.analysis.results import missing_text, result_text
+from app.model.derive import interval_values
 from app.model.outages import describe as describe_outage
+from app.model.phase import PhaseSummary
 
 
 def fail(msg: str, code: int = 2) -> int:
@@ -23,7 +25,7 @@ class Progress:
         self.out = stream
         self.last_progress = 0.0
         self.phase = ""
-        self.cpu: dict = {}
+        self.cpu: dict[str, float] = {}
         self.workload: str | None = None
         # each run's workload, when its hello event is not among the events (attach)
         self.workloads = dict(workloads or {})
@@ -43,16 +45,16 @@ class Progress:
                     self._line(f"{e['t']:7.1f}s  {e['phase']:<8} {e['done']:>12,} / "
                                f"{e['total']:,} {e.get('unit', '')} ({pct:.0f} %)")
             elif k == "host":
-                self.cpu = e.get("cpu", {})
+                self.cpu = interval_values(e)         # cpu.user, cpu.system, cpu.idle …
             elif k == "sample":
-                lat = e.get("lat_ms", {}).get("all", {})
-                c = self.cpu
-                p95 = lat.get("p95")
+                v, c = interval_values(e), self.cpu
+                p95 = v.get("latency.p95")
                 p95s = f"{p95:.3f}" if p95 is not None else "-"
-                self._line(f"{e['t']:7.1f}s  {e['phase']:<8} {e['rate']:>12,.0f} {e['unit']}  "
-                           f"p95 {p95s} ms  clients {e.get('clients')}  "
-                           f"cpu usr {c.get('user', 0):.0f}% sys {c.get('system', 0):.0f}% "
-                           f"idle {c.get('idle', 0):.0f}%")
+                clients = int(v["clients"]) if "clients" in v else None
+                self._line(f"{e['t']:7.1f}s  {e['phase']:<8} {v.get('throughput', 0):>12,.0f} "
+                           f"{e['unit']}  p95 {p95s} ms  clients {clients}  "
+                           f"cpu usr {c.get('cpu.user', 0):.0f}% "
+                           f"sys {c.get('cpu.system', 0):.0f}% idle {c.get('cpu.idle', 0):.0f}%")
             elif k == "log":
                 self._line(f"{e['t']:7.1f}s  {e['message']}")
             elif k == "error":
@@ -64,29 +66,31 @@ class Progress:
             elif k == "outage":
                 self._line(f"{e['t']:7.1f}s  {describe_outage(e)}")
             elif k == "end":
-                for m in missing_text(e):
+                for m in missing_text(e.get("missing") or []):
                     self._line(f"{e['t']:7.1f}s  {m}")
             elif k == "hello":
                 self.workload = e.get("workload")
-            elif k == "summary" and result_text(spec_of(self.workload or ""), e):
-                self._line(f"{e['t']:7.1f}s  {e['phase']} done: "
-                           f"{result_text(spec_of(self.workload or ''), e)}")
-            elif k == "summary" and e.get("check"):
-                self._line(f"{e['t']:7.1f}s  consistency check: "
-                           f"{'PASS' if e['check'].get('ok') else 'FAIL'}")
-            elif k == "summary":
-                srv = e.get("server") or {}
-                extra = (f"; server {srv['counter']} {srv['delta']:,} "
-                         f"({srv['source']})") if srv else ""
-                if e.get("ops_total") is None or e.get("rate") is None:    # a tool's load
-                    took = (f" in {e['duration_s']:.1f} s" if e.get("duration_s") is not None
-                            else "")
-                    self._line(f"{e['t']:7.1f}s  {e['phase']} done{took} "
-                               f"({e.get('source', '')})")
-                    continue
-                self._line(f"{e['t']:7.1f}s  {e['phase']} done: {e['ops_total']:,} ops in "
-                           f"{e['duration_s']:.1f} s = {e['rate']:,.0f} {e['unit']} "
-                           f"({e.get('source') or 'client count'}){extra}")
+            elif (summ := PhaseSummary.of(e)) is not None:
+                self._summary(summ)
+
+    def _summary(self, s: PhaseSummary) -> None:
+        """A phase's end: its declared result, else its check, else its count."""
+        result = result_text(spec_of(self.workload or ""), s)
+        if result:
+            self._line(f"{s.t:7.1f}s  {s.phase} done: {result}")
+        elif s.check:
+            self._line(f"{s.t:7.1f}s  consistency check: "
+                       f"{'PASS' if s.check.get('ok') else 'FAIL'}")
+        elif not s.stated():                                      # a tool's load
+            took = f" in {s.duration_s:.1f} s" if s.duration_s is not None else ""
+            self._line(f"{s.t:7.1f}s  {s.phase} done{took} ({s.source})")
+        else:
+            srv = s.server
+            extra = (f"; server {srv['counter']} {srv['delta']:,} "
+                     f"({srv['source']})") if srv else ""
+            self._line(f"{s.t:7.1f}s  {s.phase} done: {s.ops_total:,} ops in "
+                       f"{s.duration_s or 0:.1f} s = {s.rate:,.0f} {s.unit} "
+                       f"({s.source or 'client count'}){extra}")
 
     def _line(self, text: str) -> None:
         print(text, file=self.out, flush=True)

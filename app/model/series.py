@@ -19,6 +19,7 @@ from .track import BUCKETS, RECENT, Track
 from . import derive
 from . import outages as outage_model
 from .derive import MAX_TYPES
+from .phase import PhaseSummary
 
 MAX_VUS = 4096          # rows kept for the virtual-user table
 
@@ -213,16 +214,15 @@ class SeriesStore:
                        str(ev.get("message", "")))
         elif kind == "error":
             self._note(t, "error", str(ev.get("message", "error")))
-        elif kind == "summary":
+        elif (summ := PhaseSummary.of(ev)) is not None:
             self._summaries.append(dict(ev))
-            rate = ev.get("rate")
-            self._note(t, "info", f"Summary of {ev.get('phase', '?')}: "
-                                  f"{_fmt_num(rate)} {ev.get('unit', self._unit)} over "
-                                  f"{_fmt_num(ev.get('duration_s'))} s")
+            self._note(t, "info", f"Summary of {summ.phase}: "
+                                  f"{_fmt_num(summ.rate)} {summ.unit or self._unit} over "
+                                  f"{_fmt_num(summ.duration_s)} s")
             text = self._describe(ev, (self._hello or {}).get("workload")) \
                 if self._describe else None
             if text:
-                self._note(t, "info", f"Result of {ev.get('phase', '?')}: {text}")
+                self._note(t, "info", f"Result of {summ.phase}: {text}")
         elif kind == "end":
             self._end = dict(ev)
             self._vu_closed = True

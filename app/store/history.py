@@ -26,6 +26,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
+from app.model.phase import KINDS as PHASE_KINDS, PhaseSummary
 from app.store.paths import data_dir, sessions_dir
 from app.store.session import SessionError, SessionFile
 
@@ -305,7 +306,7 @@ class HistoryIndex:
 def _read_runs(path: str) -> Iterable[IndexedRun]:
     with SessionFile(path) as s:
         for rec in s.runs():
-            meta = s.events(rec.id, kinds=("hello", "setting", "phase", "summary"))
+            meta = s.events(rec.id, kinds=("hello", "setting") + PHASE_KINDS)
             hello = next((e for e in meta if e["kind"] == "hello"), {})
             target = hello.get("target") if isinstance(hello.get("target"), dict) else {}
             server_version = next((str(e["server_version"]) for e in meta
@@ -327,15 +328,13 @@ def _read_runs(path: str) -> Iterable[IndexedRun]:
                 if e["kind"] == "phase" and e.get("state") == "start" and e.get("role"):
                     roles[str(e.get("name"))] = str(e["role"])
             phases = []
-            for e in meta:
-                if e["kind"] != "summary" or not e.get("phase"):
+            for summ in map(PhaseSummary.of, meta):
+                if summ is None or not summ.phase:
                     continue
-                lat = (e.get("lat_ms") or {}).get("all") or {}
-                name = str(e["phase"])
-                phases.append(PhaseFigures(name, roles.get(name, ""), str(e.get("unit") or ""),
-                                           _num(e.get("rate")), _num(lat.get("p95")),
-                                           _num(lat.get("p99")), _num(e.get("ops_total")),
-                                           _num(e.get("errors_total"))))
+                lat, name = summ.latency, summ.phase
+                phases.append(PhaseFigures(name, roles.get(name, ""), summ.unit or "",
+                                           _num(summ.rate), lat.get("p95"), lat.get("p99"),
+                                           _num(summ.ops_total), _num(summ.errors_total)))
             started = _num(hello.get("started_epoch")) or rec.created
             yield IndexedRun(file=path, run_id=rec.id, created=started,
                              workload=rec.workload or str(hello.get("workload") or ""),

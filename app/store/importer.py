@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from app.model.phase import PhaseSummary
 from workloads.events import LogFormatError
 from workloads.registry import importers
 
@@ -27,7 +28,7 @@ class ImportedRun:
     workload: str
     files: list[str]
     target: str
-    summary: dict[str, Any] | None
+    summary: PhaseSummary | None        # the last phase's
 
 
 @dataclass
@@ -130,28 +131,28 @@ def import_logs(paths: list[Path], out: Path) -> ImportOutcome:
             s.append_events(run_id, evs)
             end = next((e for e in reversed(evs) if e["kind"] == "end"), {})
             s.finish_run(run_id, end.get("status", "ok"), end.get("reason", ""))
-            summ = next((e for e in reversed(evs) if e["kind"] == "summary"), None)
+            last = next((x for x in map(PhaseSummary.of, reversed(evs)) if x), None)
             outcome.runs.append(ImportedRun(run_id, run["workload"], run["files"],
-                                            run["target"], summ))
+                                            run["target"], last))
     return outcome
 
 
 def describe(run: ImportedRun) -> str:
     """One line for the CLI and the GUI: what was imported and its headline figure."""
     files = ", ".join(Path(f).name for f in run.files)
-    s = run.summary or {}
-    res = s.get("result") or {}
+    s = run.summary
+    res = s.result if s is not None else {}
     if res.get("nopm") is not None:
         fig = f"{res['nopm']:,} NOPM, {res.get('tpm') or 0:,} TPM"
     elif res.get("qps") is not None:
         fig = f"{res['qps']:,.2f} QPS, {res.get('tps') or 0:,.2f} TPS"
     elif res.get("tps") is not None:
         fig = f"{res['tps']:,.2f} TPS"
-    elif s.get("phase") == "load":
-        fig = f"load {s.get('duration_s') or 0:,.1f} s"
+    elif s is not None and s.phase == "load":
+        fig = f"load {s.duration_s or 0:,.1f} s"
     else:
         fig = "no result in the log"
     src = res.get("nopm_source") or res.get("qps_source") or res.get("tps_source") or \
-        s.get("source") or ""
+        (s.source if s is not None else "")
     return (f"{files} → run {run.run_id} ({run.workload}, {run.target}): {fig}"
             + (f" ({src})" if src else ""))

@@ -58,7 +58,7 @@ def test_phase_groups_add_up_and_divide_by_the_phases_operations(name, tmp_path)
     assert fg["us_per_op"] == pytest.approx(fg["cpu_s"] * 1e6 / ops)
     # the agent's own per-phase totals (summary.cpu_groups, whole intervals inside the
     # phase) give the same rate of server CPU as the app's (every interval, by overlap)
-    agent = run.summaries[phase]["cpu_groups"]
+    agent = run.summaries[phase].lookup("cpu_groups")
     assert agent["server"].startswith(("PostgreSQL postmaster", "MySQL/MariaDB server"))
     fg_s = agent["groups"]["server.fg"]["user_s"] + agent["groups"]["server.fg"]["system_s"]
     a, b = cpu.phase_interval(run, phase)
@@ -75,7 +75,7 @@ def test_tables_give_groups_per_operation_and_perf_with_its_reason(tmp_path):
     perf = tables["measure — the server's CPU per operation (perf)"]
     rows = {r[0]: r for r in perf.rows}
     assert float(rows["server CPU (task-clock)"][2].replace(",", "")) > 0
-    reason = run_reason = comp.runs[0].summaries["measure"]["perf"].get("hardware_unavailable")
+    reason = run_reason = comp.runs[0].summaries["measure"].perf.get("hardware_unavailable")
     if run_reason:                                   # this machine: no PMU
         assert rows["hardware counters"][2] == f"not available: {reason}"
         assert "IPC" not in rows                     # never a zero in its place
@@ -111,7 +111,7 @@ def test_perf_trace_grid_has_a_cell_per_query_type_and_rows(tmp_path):
     assert [r[0] for r in cpu_grid.rows] == ["select", "update"]
     assert all(float(c.replace(",", "")) > 0 for r in cpu_grid.rows for c in r[1:])
     ipc = by_title["IPC (instr./cycle) by query type and rows per query"]
-    hw = comp.runs[0].summaries["select/1"]["perf"].get("hardware_unavailable")
+    hw = comp.runs[0].summaries["select/1"].perf.get("hardware_unavailable")
     if hw:
         assert all(c == "not available" for r in ipc.rows for c in r[1:])
         assert ipc.notes == [f"not available: {hw}"]

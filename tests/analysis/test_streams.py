@@ -12,6 +12,7 @@ import pytest
 from app.analysis.compare import load_comparison
 from app.analysis.results import new_store
 from app.analysis.summary import summarize_run
+from app.model.phase import PhaseSummary
 from app.model.runset import RunRef
 from app.store.export import tables_text, to_json
 from app.store.session import SessionFile
@@ -153,7 +154,7 @@ def test_a_suites_step_table_and_missed_sla_in_show_compare_and_exports(tmp_path
     assert phases["qr1000000"]["flags"][0]["name"] == "missed SLA"
     assert "flags" not in phases["qr100"]
     summary = next(e for e in evs if e["kind"] == "summary" and e["phase"] == "qr1000000")
-    assert "MISSED SLA" in result_text(get_workload("insert-benchmark"), summary)
+    assert "MISSED SLA" in result_text(get_workload("insert-benchmark"), PhaseSummary.of(summary))
     comp = load_comparison([RunRef(str(path))])
     tables = comp.tables(0)
     assert "per step" in tables[0].title and len(tables[0].rows) == len(steps)
@@ -190,7 +191,8 @@ def test_a_summary_without_its_duration_does_not_claim_zero_seconds():
     from app.analysis.results import result_text
     summary = next(e for e in load("tpcc-pg") if e["kind"] == "summary"
                    and e["phase"] == "measure")
-    text = result_text(get_workload("tpcc"), {k: v for k, v in summary.items()
-                                              if k != "duration_s"})
+    text = result_text(get_workload("tpcc"),
+                       PhaseSummary.of({k: v for k, v in summary.items() if k != "duration_s"}))
     assert "over 0.0 s" not in text and "over a period the summary does not give" in text
-    assert f"over {summary['duration_s']:,.1f} s" in result_text(get_workload("tpcc"), summary)
+    assert f"over {summary['duration_s']:,.1f} s" in result_text(get_workload("tpcc"),
+                                                               PhaseSummary.of(summary))

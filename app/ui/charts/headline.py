@@ -20,7 +20,7 @@ from typing import Sequence
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import QFrame, QHBoxLayout, QLabel, QSizePolicy, QVBoxLayout, QWidget
 
-from app.model.derive import lookup, summary_value
+from app.model.phase import PhaseSummary
 from app.model.runset import fmt_value as fmt_number
 from app.model.scale import fmt_clock
 from app.model.series import SeriesStore
@@ -63,7 +63,8 @@ def figures(store: SeriesStore, spec: WorkloadSpec | None = None) -> list[Figure
         spec = WORKLOADS.get(state.workload or "")
     span = chosen_phase(store, spec)
     name, t0, t1 = span if span else (None, 0.0, None)
-    summary = next((s for s in reversed(store.summaries()) if s.get("phase") == name), None)
+    summary = next((s for s in map(PhaseSummary.of, reversed(store.summaries()))
+                    if s is not None and s.phase == name), None)
     phase_unit = ""
     if spec is not None and name is not None:
         ph = spec.phase(name)
@@ -98,11 +99,12 @@ def figures(store: SeriesStore, spec: WorkloadSpec | None = None) -> list[Figure
 
 
 def _metric_figure(store, m: MetricSpec, title: str, unit: str, phase: str | None, t0, t1,
-                   summary: dict | None, where: str, use_result: bool) -> Figure | None:
-    final = summary_value(summary, m.summary) if summary and use_result else None
+                   summary: PhaseSummary | None, where: str, use_result: bool
+                   ) -> Figure | None:
+    final = summary.value(m.summary) if summary is not None and use_result else None
     source = m.source
-    if summary and source.startswith("@"):
-        source = str(lookup(summary, source[1:]) or "")
+    if summary is not None and source.startswith("@"):
+        source = str(summary.lookup(source[1:]) or "")
     elif source.startswith("@"):
         source = "stated in the phase's summary when the phase ends"
     # the store's running figures: a tile costs the same at hour 10 as at minute 1
@@ -139,8 +141,8 @@ def _series_figure(store, name, title, unit, t0, t1, where, source) -> Figure | 
                   f"mean over {where}, time-weighted")
 
 
-def _latency_figure(store, t0, t1, summary: dict | None, where: str) -> Figure:
-    lat = ((summary or {}).get("lat_ms") or {}).get("all") or {}
+def _latency_figure(store, t0, t1, summary: PhaseSummary | None, where: str) -> Figure:
+    lat = summary.latency if summary is not None else {}
     if lat.get("p95") is not None:
         return Figure("latency", "Latency p95 / p99", f"{fmt_number(lat.get('p95'))} / "
                       f"{fmt_number(lat.get('p99'))}", "ms", f"all operations of {where}",
@@ -159,8 +161,8 @@ def _latency_figure(store, t0, t1, summary: dict | None, where: str) -> Figure:
                   f"{fmt_clock(float(p99[0])) if p99 else '?'}, from the agent's histogram")
 
 
-def _errors_figure(store, t0, t1, summary: dict | None, where: str) -> Figure:
-    total = (summary or {}).get("errors_total")
+def _errors_figure(store, t0, t1, summary: PhaseSummary | None, where: str) -> Figure:
+    total = summary.errors_total if summary is not None else None
     point = store.last("errors")
     mean, covered = store.mean("errors", t0, t1) if point else (None, 0.0)
     if total is not None:
