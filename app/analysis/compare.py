@@ -28,255 +28,28 @@ interval the operations were counted in by those operations:
 from __future__ import annotations
 
 import math
-import re
 from array import array
 from bisect import bisect_right
 from itertools import compress
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Sequence
 
 from app.analysis import cpu
-from app.analysis.metrics import (CHARTS, METRICS, TABLE_METRICS, WORKLOAD_CHARTS,
-                                  spec_of)
-from app.analysis.results import Flag, ResultValue, flags, flags_text, result_values
+from app.analysis.metrics import CHARTS, METRICS, TABLE_METRICS, WORKLOAD_CHARTS
+from app.analysis.results import flags_text
 from app.model.derive import kind_of
-from app.model.outages import Outage, outages as outages_of
-from app.model.phase import (KINDS as PHASE_KINDS, PhaseSpan, PhaseSummary, phase_spans,
-                             summaries as summaries_of)
-from app.model.runset import (EFFICIENCY_KEYS, SERVER_EFFICIENCY, SERVER_EFFICIENCY_KEYS, WORSE,
-                              Ratio, RunRef, Table, fmt_value, ratio, run_colour)
+from app.model.runset import (EFFICIENCY_KEYS, SERVER_EFFICIENCY_KEYS, WORSE,
+                              Ratio, RunRef, Table, fmt_value, ratio)
+from app.analysis.phase_values import (EFF_COLUMNS, busy_at, op_column,
+                                       phase_values as phase_values_of)
+# the run data lived here: its callers import it from here too
+from app.analysis.rundata import (CompareError, RunData, _label_runs, _short_version,  # noqa: F401
+                                  load_run, parse_ref, resolve_run)
 from app.store.session import SeriesTable, SessionError, SessionFile
-from workloads.params import WorkloadSpec
 
 NAN = float("nan")
-_META_KINDS = ("hello", "setting", "end", "outage") + PHASE_KINDS
-
-
-class CompareError(Exception):
-    """Runs that cannot be compared as asked, said as a sentence."""
-
-
-@dataclass
-class RunData:
-    """One run, loaded: facts, phases, summaries and its derived series (run clock)."""
-    ref: RunRef
-    index: int
-    label: str
-    colour: str
-    workload: str
-    target: str
-    host: str
-    params: dict[str, Any]
-    status: str
-    hello: dict[str, Any]
-    server_version: str | None
-    unit: str
-    phases: list[PhaseSpan]
-    summaries: dict[str, PhaseSummary]
-    sample: SeriesTable
-    hosts: SeriesTable
-    db: SeriesTable
-    last_t: float
-    offset: float = 0.0
-    outages: list[Outage] = field(default_factory=list)     # reconnect=on
-    damaged: list[str] = field(default_factory=list)   # rows of the file skipped, in words
-    _cache: dict[str, tuple[array, array]] = field(default_factory=dict, repr=False)
-    _values: dict[str, dict] = field(default_factory=dict, repr=False)
-
-    @property
-    def spec(self) -> WorkloadSpec | None:
-        return spec_of(self.workload)
-
-    def table(self, kind: str) -> SeriesTable:
-        return {"sample": self.sample, "host": self.hosts, "db": self.db}.get(
-            kind, SeriesTable(kind))
-
-    def phase_unit(self, name: str) -> str:
-        """The throughput unit of one phase: its summary's, its samples', else the run's."""
-        summ = self.summaries.get(name)
-        if summ is not None and summ.unit:
-            return summ.unit
-        for p, u in zip(self.sample.phase, self.sample.unit):
-            if p == name and u:
-                return u
-        spec = self.spec
-        if spec is not None:
-            planned = next((p for p in spec.planned_phases(self.params) if p.name == name),
-                           None)
-            if planned is not None and planned.unit:
-                return planned.unit
-        return self.unit
-
-    def phase_role(self, name: str) -> str | None:
-        """The phase's role: from its start event, else from the spec with the run's
-        parameters (a suite's steps may be named after them)."""
-        span = self.phase(name)
-        if span is not None and span.role:
-            return span.role
-        spec = self.spec
-        return spec.phase_role(name, self.params) if spec else None
-
-    def results(self, phase: str) -> list[ResultValue]:
-        """The phase's declared result metrics, with their sources (see app.analysis.results)."""
-        summ = self.summaries.get(phase)
-        return result_values(self.spec, summ, self.phase_role(phase)) if summ else []
-
-    def flags(self, phase: str) -> list[Flag]:
-        return flags(self.summaries.get(phase))
-
-    @property
-    def cores(self) -> int | None:
-        c = (self.hello.get("host") or {}).get("cores")
-        return int(c) if isinstance(c, (int, float)) and c > 0 else None
-
-    @property
-    def profile(self) -> str | None:
-        for src in (self.params, self.hello, (self.hello.get("target") or {})):
-            p = src.get("profile") if isinstance(src, dict) else None
-            if p:
-                return str(p if not isinstance(p, dict) else p.get("name", p))
-        return None
-
-    @property
-    def engine(self) -> str:
-        return str((self.hello.get("target") or {}).get("engine") or "")
-
-    @property
-    def hostname(self) -> str:
-        return str((self.hello.get("host") or {}).get("hostname") or self.host)
-
-    def phase(self, name: str) -> PhaseSpan | None:
-        for p in self.phases:
-            if p.name == name:
-                return p
-        return None
-
-    def phase_names(self) -> list[str]:
-        return [p.name for p in self.phases]
-
-    def describe(self) -> dict[str, Any]:
-        """Facts for a legend, a title slide or a JSON export."""
-        return {"index": self.index + 1, "label": self.label, "colour": self.colour,
-                "file": self.ref.file, "run_id": self.ref.run_id, "workload": self.workload,
-                "target": self.target, "host": self.hostname, "cores": self.cores,
-                "server_version": self.server_version, "params": self.params,
-                "profile": self.profile,
-                "status": self.status, "unit": self.unit, "offset_s": self.offset,
-                "phases": [{"name": p.name, "start_s": p.t0, "end_s": p.t1}
-                           for p in self.phases]}
 
 
 # --- loading -----------------------------------------------------------------------------
-def parse_ref(spec: str) -> RunRef:
-    """``FILE`` or ``FILE:RUN`` (RUN: a run id, its unique prefix or suffix, or 1, 2 … in
-    the file's order). A path that exists as given wins over a split at the last colon."""
-    if Path(spec).exists():
-        return RunRef(spec)
-    file, sep, run = spec.rpartition(":")
-    if sep and file and run:
-        return RunRef(file, run)
-    return RunRef(spec)
-
-
-def _short_version(engine: str, version: str | None) -> str:
-    if not version:
-        return engine or "?"
-    m = re.match(r"PostgreSQL ([\d.]+\w*)", version)
-    if m:
-        return f"PostgreSQL {m.group(1)}"
-    m = re.match(r"([\d.]+)-MariaDB", version)
-    if m or "mariadb" in version.lower():
-        num = m.group(1) if m else re.search(r"[\d.]+", version).group(0)
-        return f"MariaDB {num}"
-    m = re.match(r"([\d.]+)", version)
-    if m:
-        name = {"mysql": "MySQL", "mariadb": "MariaDB", "postgres": "PostgreSQL"}.get(
-            engine, engine)
-        return f"{name} {m.group(1)}".strip()
-    return version.split(" (")[0][:40]
-
-
-def resolve_run(session: SessionFile, ref: RunRef) -> list:
-    """The RunRecords a reference names (all of the file's when it names none)."""
-    runs = session.runs()
-    if not runs:
-        raise CompareError(f"{ref.file} holds no runs")
-    if ref.run_id is None:
-        return runs
-    ids = [r.id for r in runs]
-    if ref.run_id in ids:
-        return [runs[ids.index(ref.run_id)]]
-    if ref.run_id.isdigit() and 1 <= int(ref.run_id) <= len(ids):
-        return [runs[int(ref.run_id) - 1]]
-    hits = [r for r in runs if r.id.startswith(ref.run_id) or r.id.endswith(ref.run_id)]
-    if len(hits) == 1:
-        return hits
-    raise CompareError(f"{ref.file} has no run {ref.run_id!r}; its runs are: "
-                       f"{', '.join(ids)} (or give their number, 1 to {len(ids)})")
-
-
-def load_run(session: SessionFile, run_id: str, index: int, file: str, rec=None) -> RunData:
-    """Read one run (a live run may be read again later for what was added since)."""
-    rec = rec if rec is not None else session.run(run_id)
-    meta = session.events(run_id, kinds=_META_KINDS)
-    hello = next((e for e in meta if e["kind"] == "hello"), {})
-    version = next((e.get("server_version") for e in meta if e["kind"] == "setting"), None)
-    sample = session.series(run_id, "sample")
-    hosts = session.series(run_id, "host")
-    db = session.series(run_id, "db")
-    session.check(run_id)
-    last_t = max([float(meta[-1]["t"]) if meta else 0.0,
-                  sample.t[-1] if sample.t else 0.0, hosts.t[-1] if hosts.t else 0.0])
-    unit = (next((u for u in sample.unit if u), None) or hello.get("throughput_unit")
-            or rec.info.get("throughput_unit") or "ops/s")
-    return RunData(ref=RunRef(file, run_id), index=index, label="", colour=run_colour(index),
-                   workload=rec.workload, target=rec.target, host=rec.host, params=rec.params,
-                   status=rec.status, hello=hello, server_version=version, unit=unit,
-                   phases=phase_spans(meta), summaries=summaries_of(meta),
-                   sample=sample, hosts=hosts, db=db, last_t=last_t,
-                   outages=outages_of(meta), damaged=session.damaged(run_id))
-
-
-def _base_label(r: RunData) -> str:
-    lab = _short_version(r.engine, r.server_version)
-    if isinstance(r.hello.get("imported"), dict):      # a tool's log: say which tool
-        tool = (r.hello.get("tool") or {}).get("name") or r.workload
-        return f"{tool} log" if lab in ("?", "") else f"{lab} · {tool} log"
-    return lab
-
-
-def _label_runs(runs: list[RunData], names: Sequence[str] | None) -> None:
-    base = [_base_label(r) for r in runs]
-    for r, b in zip(runs, base):
-        r.label = b
-    if names:
-        for r, n in zip(runs, names):
-            if n:
-                r.label = n
-    seen: dict[str, int] = {}
-    for r in runs:
-        seen[r.label] = seen.get(r.label, 0) + 1
-    if any(c > 1 for c in seen.values()):
-        # Same server twice: tell them apart by what differs (a parameter), else by number.
-        dup = {lab for lab, c in seen.items() if c > 1}
-        new = {}
-        for r in runs:
-            if r.label in dup:
-                others = [o for o in runs if o.label == r.label and o is not r]
-                diff = [k for k, v in sorted(r.params.items())
-                        if k not in ("duration", "warmup")
-                        and any(o.params.get(k) != v for o in others)]
-                new[r.index] = (f"{r.label} {', '.join(f'{k}={r.params[k]}' for k in diff[:2])}"
-                                if diff else f"{r.label} #{r.index + 1}")
-        for r in runs:
-            r.label = new.get(r.index, r.label)
-        labels = [r.label for r in runs]
-        for r in runs:
-            if labels.count(r.label) > 1:
-                r.label = f"{r.label} #{r.index + 1}"
-
-
 def load_comparison(refs: Iterable[RunRef], align: str | None = None,
                     names: Sequence[str] | None = None) -> "Comparison":
     """Open the session files read-only and load every run they name.
@@ -471,7 +244,7 @@ class Comparison:
         times: list[float] = []
         per_s: list[float] = []
         s_t1 = [x if x is not None else r.sample.t[i] for i, x in enumerate(r.sample.t1)]
-        ops = r.sample.column(_op_column(r)) or []
+        ops = r.sample.column(op_column(r)) or []
         j, n = 0, len(s_t1)
         if ops:
             for i, te in enumerate(r.hosts.t1):
@@ -497,10 +270,10 @@ class Comparison:
         h = r.hosts.columns
         if key == "eff.cpu_us":
             k = (r.cores or 1) * 1e4                      # busy % / 100 × cores × 1e6
-            vals = [_busy(h, i) for i in idx]
+            vals = [busy_at(h, i) for i in idx]
             pairs = [(t, b * k / p) for t, b, p in zip(times, vals, per_s) if b is not None]
         else:
-            col = h.get(_EFF_COLUMNS[key])
+            col = h.get(EFF_COLUMNS[key])
             if col is None:
                 return array("d"), array("d")
             pairs = [(t, col[i] / p) for t, i, p in zip(times, idx, per_s) if col[i] == col[i]]
@@ -554,61 +327,8 @@ class Comparison:
         key = f"phase:{phase}"
         hit = r._values.get(key)
         if hit is None:
-            hit = r._values[key] = self._phase_values(r, phase)
+            hit = r._values[key] = phase_values_of(r, phase)
         return dict(hit)
-
-    def _phase_values(self, r: RunData, phase: str) -> dict[str, float | None]:
-        span = r.phase(phase)
-        out: dict[str, float | None] = dict.fromkeys(METRICS)
-        if span is None:
-            return out
-        summ = r.summaries.get(phase)
-        a, b = cpu.phase_interval(r, phase) or (span.t0, r.last_t)
-        rows = [i for i, p in enumerate(r.sample.phase) if p == phase]
-        # throughput, errors, latency: the summary, else time-weighted means of the samples
-        ops = None
-        if summ is not None:
-            out["throughput"] = _num(summ.rate)
-            spec = r.spec
-            ops = summ.ops(spec.op_count if spec else None)
-            out["errors"] = summ.error_rate
-            lat = summ.latency
-            for q in ("p50", "p95", "p99"):
-                out[f"latency.{q}"] = lat.get(q)
-            for rv in r.results(phase):
-                out[rv.key] = rv.value
-        if out["throughput"] is None:
-            out["throughput"] = _weighted(r.sample, rows, "throughput")
-        if ops is None and rows:
-            ops = _weighted(r.sample, rows, "ops", total=True)
-            if rows:
-                a = min(x for x in (r.sample.t0[i] for i in rows) if x is not None) \
-                    if any(r.sample.t0[i] is not None for i in rows) else a
-                b = max(x for x in (r.sample.t1[i] for i in rows) if x is not None) \
-                    if any(r.sample.t1[i] is not None for i in rows) else b
-        if out["errors"] is None and rows:
-            out["errors"] = _weighted(r.sample, rows, "errors")
-        if out["latency.p50"] is None and rows:
-            # no summary: the percentiles of each interval, weighted by its operations
-            for q in ("p50", "p95", "p99"):
-                out[f"latency.{q}"] = _weighted(r.sample, rows, f"latency.{q}", weight="ops")
-        # host means and totals over [a, b]
-        totals = _host_totals(r, a, b)
-        covered = totals.pop("_seconds")
-        if covered > 0:
-            for k, m in METRICS.items():
-                if m.per_phase == "mean" and kind_of(m.column) == "host":
-                    out[k] = totals[m.column] / covered if m.column in totals else None
-        if ops and covered > 0:
-            cores = r.cores
-            busy = totals.get("_busy")
-            out["eff.cpu_us"] = (busy / 100.0 * cores * 1e6 / ops
-                                 if busy is not None and cores else None)
-            for key, col in _EFF_COLUMNS.items():
-                out[key] = totals[col] / ops if col in totals else None
-        if ops:
-            out.update(_server_per_op(r, a, b, ops))
-        return out
 
     def sources(self, phase: str, key: str) -> list[str | None]:
         """Per run, where a result metric's value in this phase comes from."""
@@ -943,120 +663,6 @@ def fmt_row(values: Sequence[float | None]) -> list[str]:
 
 def _ratio_json(rt: Ratio) -> dict[str, Any]:
     return {"value": None if rt.value is None else round(rt.value, 4), "class": rt.cls}
-
-
-def _num(x: Any) -> float | None:
-    if isinstance(x, bool) or not isinstance(x, (int, float)) or x != x:
-        return None
-    return float(x)
-
-
-def _op_column(r: RunData) -> str:
-    """The per-second series of the operations a run's hardware costs are divided by: its
-    workload's op_count when that is a counter (micro: statements), else all operations."""
-    spec = r.spec
-    path = spec.op_count if spec else ""
-    if path.startswith("counters."):
-        name = f"counter.{path.split('.', 1)[1]}"
-        if r.sample.column(name) is not None:
-            return name
-    return "ops"
-
-
-def _busy(h: dict[str, list[float]], i: int) -> float | None:
-    idle = h.get("cpu.idle")
-    if idle is None or idle[i] != idle[i]:
-        u, s = h.get("cpu.user"), h.get("cpu.system")
-        if u is None or s is None or u[i] != u[i] or s[i] != s[i]:
-            return None
-        return u[i] + s[i]
-    busy = 100.0 - idle[i]
-    for k in ("cpu.iowait", "cpu.steal"):
-        col = h.get(k)
-        if col is not None and col[i] == col[i]:
-            busy -= col[i]
-    return max(0.0, busy)
-
-
-_EFF_COLUMNS = {"eff.cs": "cs", "eff.reads": "disk.reads", "eff.read_kb": "disk.read_kb",
-                "eff.write_kb": "disk.write_kb"}
-
-
-def _server_per_op(r: RunData, a: float, b: float, ops: float) -> dict[str, float]:
-    """The server's counters over [a, b] (per-second series × seconds of overlap; an interval
-    without a value counted nothing) divided by ``ops``; only counters the run has."""
-    idx, w = r.db.overlaps(a, b)
-    if not idx:
-        return {}
-    totals: dict[str, float] = {}
-    out: dict[str, float] = {}
-    for key, _title, _unit, series in SERVER_EFFICIENCY:
-        parts = []
-        for name in series.split("+"):
-            if name not in totals:
-                col = r.db.column(name)
-                if col is None:
-                    continue
-                totals[name] = math.fsum(col[i] * wi for i, wi in zip(idx, w)
-                                         if col[i] == col[i])
-            parts.append(totals[name])
-        if parts:
-            out[key] = math.fsum(parts) / ops
-    return out
-
-
-def _weighted(s: SeriesTable, rows: list[int], col: str, total: bool = False,
-              weight: str = "time") -> float | None:
-    """Mean of a per-second sample column over rows, weighted by interval length (or by
-    operations); with ``total``, the integral (value × seconds) instead."""
-    c = s.column(col)
-    if c is None or not rows:
-        return None
-    num = den = 0.0
-    ops = s.column("ops")
-    for i in rows:
-        x = c[i]
-        if x != x:
-            continue
-        t0, t1 = s.t0[i], s.t1[i]
-        dt = (t1 - t0) if t0 is not None and t1 is not None and t1 > t0 else 1.0
-        if weight == "ops":
-            w = ops[i] * dt if ops is not None and ops[i] == ops[i] else 0.0
-        else:
-            w = dt
-        num += x * w
-        den += w
-    if total:
-        return num if den > 0 else None
-    return num / den if den > 0 else None
-
-
-def _host_totals(r: RunData, a: float, b: float) -> dict[str, float]:
-    """Integrals over [a, b] of each host column (value × seconds of overlap), plus
-    ``_seconds`` covered and ``_busy`` (busy % × seconds)."""
-    h = r.hosts
-    out: dict[str, float] = {"_seconds": 0.0}
-    idx, w = h.overlaps(a, b)
-    if not idx:
-        return out
-    out["_seconds"] = sum(w)
-    cols = {m.column for m in METRICS.values() if m.column and kind_of(m.column) == "host"}
-    cols |= set(_EFF_COLUMNS.values())
-    for c in cols:
-        col = h.columns.get(c)
-        if col is None:
-            continue
-        vals = [col[i] for i in idx]
-        if all(x == x for x in vals):
-            out[c] = math.fsum(map(float.__mul__, vals, w))
-        else:
-            pairs = [(x, wi) for x, wi in zip(vals, w) if x == x]
-            if pairs:
-                out[c] = math.fsum(x * wi for x, wi in pairs)
-    busy = [_busy(h.columns, i) for i in idx]
-    if any(x is not None for x in busy):
-        out["_busy"] = math.fsum(x * wi for x, wi in zip(busy, w) if x is not None)
-    return out
 
 
 def step_table_cells(step_table: dict) -> tuple[list[str], list[list[str]], list[bool]]:
